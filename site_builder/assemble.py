@@ -1,0 +1,101 @@
+"""Join records with their prose, give every guide its URL, and refuse collisions."""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC
+
+from site_builder.errors import InputError, Problem
+from site_builder.humanize import humanize_slug
+from site_builder.models import SLUG_PATTERN, Doc, Evidence, Guide, Normalized, Site
+
+DESCRIPTION_LIMIT = 159
+
+
+def assemble(normalized: Normalized) -> Site:
+    """Return the Site: one guide per record, newest evidence first; raise on join errors."""
+    problems: list[Problem] = []
+    records: dict[str, Evidence] = {}
+    for evidence in normalized.evidence:
+        first = records.setdefault(evidence.operation_id, evidence)
+        if first is not evidence:
+            message = f"duplicate operationId '{evidence.operation_id}' (also in {first.source})"
+            problems.append(Problem(evidence.source, "operationId", message))
+    docs: dict[str, Doc] = {}
+    for doc in normalized.docs:
+        record = doc.front.record
+        if record not in records:
+            message = f"no record with operationId '{record}' in records/"
+            problems.append(Problem(doc.source, "front matter.record", message))
+        elif record in docs:
+            message = f"record '{record}' is already rendered by {docs[record].source}"
+            problems.append(Problem(doc.source, "front matter.record", message))
+        else:
+            docs[record] = doc
+    guides: dict[str, Guide] = {}
+    for operation_id, evidence in sorted(records.items()):
+        guide = _guide(evidence, docs.get(operation_id))
+        other = guides.setdefault(guide.slug, guide)
+        if other is not guide:
+            source, location = _slug_origin(guide)
+            message = f"slug '{guide.slug}' is also used by {_slug_origin(other)[0]}"
+            problems.append(Problem(source, location, message))
+    if problems:
+        raise InputError(problems)
+    ordered = sorted(guides.values(), key=lambda guide: (-guide.lastmod.timestamp(), guide.slug))
+    return Site(
+        settings=normalized.settings,
+        guides=tuple(ordered),
+        assets=normalized.assets,
+        by_url={guide.url: guide for guide in ordered},
+    )
+
+
+def _guide(evidence: Evidence, doc: Doc | None) -> Guide:
+    """Build one guide from its record and, if written, its prose."""
+    if doc is not None:
+        front = doc.front
+        return Guide(
+            slug=front.slug,
+            title=front.title,
+            description=front.description,
+            reader_job=front.reader_job,
+            tags=front.tags,
+            published=front.published,
+            updated=front.updated,
+            body=doc.body,
+            doc_source=doc.source,
+            evidence=evidence,
+        )
+    verdict = humanize_slug(evidence.verdict)
+    description = f"Verdict: {verdict}."
+    if len(description) > DESCRIPTION_LIMIT:
+        description = description[: DESCRIPTION_LIMIT - 1].rstrip() + "…"
+    return Guide(
+        slug=_slug_from_status(evidence),
+        title=humanize_slug(evidence.status),
+        description=description,
+        reader_job="",
+        tags=(),
+        published=evidence.checked_at.astimezone(UTC).date(),
+        updated=None,
+        body="",
+        doc_source=None,
+        evidence=evidence,
+    )
+
+
+def _slug_from_status(evidence: Evidence) -> str:
+    """Return the record's status as a slug, which it usually already is."""
+    for text in (evidence.status, evidence.operation_id):
+        slug = re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[:120].strip("-")
+        if re.fullmatch(SLUG_PATTERN, slug):
+            return slug
+    return "guide"
+
+
+def _slug_origin(guide: Guide) -> tuple[str, str]:
+    """Return the file and field that decided a guide's slug."""
+    if guide.doc_source:
+        return guide.doc_source, "front matter.slug"
+    return guide.evidence.source, "status"

@@ -1,0 +1,305 @@
+"""Turn any JSON value into a tree of blocks by its shape, so unseen record sections render.
+
+list of objects -> Table; object of scalars -> KeyValue; list of scalars -> Items;
+object holding objects or lists -> Group (recursive); lone scalar -> Fact. Boundary strings
+(`boundary`, `claimBoundary`, ...) are lifted out of cells into Callouts on their block.
+Templates draw blocks; they never see a raw dict.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from site_builder.humanize import anchor_for, humanize_key
+from site_builder.models import JsonValue, is_http_url
+
+BOUNDARY_KEYS = frozenset({"boundary", "claimBoundary", "auditBoundary", "transferWarning"})
+VERDICT_KEYS = frozenset({"decision", "result", "verdict", "classification", "outcome"})
+MAX_DEPTH = 6
+_VERDICT_SUFFIX = re.compile(r"[a-z0-9](Result|Decision|Verdict|Classification|Outcome)$")
+_IDENTIFIER_SUFFIX = re.compile(r"(pr|issue|pullrequest|id|number|year|port)$")
+_HASH = re.compile(r"^[0-9a-f]{40}$|^[0-9a-f]{64}$")
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One value formatted for reading: kind picks the drawing, text is what is shown."""
+
+    kind: str  # text | number | bool | null | hash | link | list | empty
+    text: str
+    items: tuple[Cell, ...] = ()
+
+    @property
+    def href(self) -> str:
+        """Link target of a link cell (only ever an http(s) URL)."""
+        return self.text if self.kind == "link" else ""
+
+
+@dataclass(frozen=True)
+class Callout:
+    """A caveat that bounds the block it is attached to; `scope` says which rows."""
+
+    label: str
+    text: str
+    scope: str = ""
+    number: int = 0
+
+
+@dataclass(frozen=True)
+class Column:
+    """A table column: its heading and whether it carries the row's verdict."""
+
+    title: str
+    verdict: bool
+    numeric: bool
+
+
+@dataclass(frozen=True)
+class Row:
+    """A table row and the numbers of the callouts that bound it."""
+
+    cells: tuple[Cell, ...]
+    notes: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class Pair:
+    """One labelled value of a key/value block."""
+
+    label: str
+    cell: Cell
+    verdict: bool
+
+
+@dataclass(frozen=True)
+class Table:
+    """Rows of objects sharing keys."""
+
+    title: str
+    anchor: str
+    columns: tuple[Column, ...]
+    rows: tuple[Row, ...]
+    callouts: tuple[Callout, ...]
+    kind: str = "table"
+
+
+@dataclass(frozen=True)
+class KeyValue:
+    """An object of scalars, drawn as a two-column table."""
+
+    title: str
+    anchor: str
+    pairs: tuple[Pair, ...]
+    callouts: tuple[Callout, ...]
+    kind: str = "keyvalue"
+
+
+@dataclass(frozen=True)
+class Items:
+    """A list of scalars."""
+
+    title: str
+    anchor: str
+    items: tuple[Cell, ...]
+    callouts: tuple[Callout, ...] = ()
+    kind: str = "items"
+
+
+@dataclass(frozen=True)
+class Fact:
+    """One scalar value."""
+
+    title: str
+    anchor: str
+    cell: Cell
+    callouts: tuple[Callout, ...] = ()
+    kind: str = "fact"
+
+
+@dataclass(frozen=True)
+class Group:
+    """An object holding objects or lists: its own facts, its caveats, then sub-blocks."""
+
+    title: str
+    anchor: str
+    children: tuple[Block, ...]
+    callouts: tuple[Callout, ...]
+    kind: str = "group"
+
+
+Block = Table | KeyValue | Items | Fact | Group
+
+
+def is_verdict_key(key: str) -> bool:
+    """Return whether a key holds a verdict (`decision`, `auditResult`, ...)."""
+    return key.lower() in VERDICT_KEYS or _VERDICT_SUFFIX.search(key) is not None
+
+
+def is_scalar(value: JsonValue) -> bool:
+    """Return whether a JSON value is a string, number, boolean or null."""
+    return value is None or isinstance(value, str | int | float | bool)
+
+
+def format_cell(value: JsonValue, key: str = "") -> Cell:
+    """Return a value as a Cell: yes/no, grouped digits, shortened hashes, safe links."""
+    if value is None:
+        return Cell("null", "none")
+    if isinstance(value, bool):
+        return Cell("bool", "yes" if value else "no")
+    if isinstance(value, int | float):
+        if _IDENTIFIER_SUFFIX.search(key.lower()):
+            return Cell("number", str(value))
+        return Cell("number", format(value, ","))
+    if isinstance(value, str):
+        if _HASH.match(value):
+            return Cell("hash", value)
+        if is_http_url(value):
+            return Cell("link", value)
+        return Cell("text", value)
+    if isinstance(value, list):
+        if not value:
+            return Cell("empty", "none")
+        return Cell("list", "", tuple(format_cell(item, key) for item in value))
+    if isinstance(value, dict):
+        if not value:
+            return Cell("empty", "none")
+        return Cell("list", "", tuple(_labelled(k, v) for k, v in value.items()))
+    return Cell("text", str(value))
+
+
+def _labelled(key: str, value: JsonValue) -> Cell:
+    """Return a nested object's field as one text line inside a cell."""
+    shown = value if is_scalar(value) else json.dumps(value, ensure_ascii=False, sort_keys=False)
+    cell = format_cell(shown, key)
+    return Cell("text", f"{humanize_key(key)}: {cell.text}")
+
+
+def build_block(key: str, value: JsonValue, path: str = "", depth: int = 0) -> Block:
+    """Return the block for one keyed value, chosen by the value's shape."""
+    path = f"{path}-{anchor_for(key)}" if path else anchor_for(key)
+    title = humanize_key(key)
+    if isinstance(value, list):
+        if value and all(isinstance(item, dict) for item in value):
+            return _table(title, path, [(None, item) for item in value])
+        if all(is_scalar(item) for item in value):
+            if not value:
+                return Fact(title, path, Cell("empty", "none"))
+            return Items(title, path, tuple(format_cell(item, key) for item in value))
+        children = tuple(
+            build_block(f"item {index}", item, path, depth + 1)
+            for index, item in enumerate(value, 1)
+        )
+        return Group(title, path, children, ())
+    if isinstance(value, dict):
+        return _object(key, title, path, value, depth)
+    return Fact(title, path, format_cell(value, key))
+
+
+def _object(key: str, title: str, path: str, value: dict[str, Any], depth: int) -> Block:
+    """Return a KeyValue, keyed Table or Group for an object."""
+    callouts = tuple(
+        Callout(humanize_key(k), v)
+        for k, v in value.items()
+        if k in BOUNDARY_KEYS and isinstance(v, str)
+    )
+    fields = {k: v for k, v in value.items() if not (k in BOUNDARY_KEYS and isinstance(v, str))}
+    if depth >= MAX_DEPTH:
+        fields = dict(_flatten(fields))
+    inline = {k: v for k, v in fields.items() if _is_inline(v)}
+    nested = {k: v for k, v in fields.items() if k not in inline}
+    if not nested:
+        return KeyValue(title, path, _pairs(inline), callouts)
+    if not inline and not callouts and _is_keyed_table(nested):
+        return _table(title, path, list(nested.items()))
+    children: list[Block] = []
+    if inline:
+        children.append(KeyValue("", f"{path}-facts", _pairs(inline), ()))
+    children.extend(build_block(k, v, path, depth + 1) for k, v in nested.items())
+    return Group(title, path, tuple(children), callouts)
+
+
+def _pairs(fields: dict[str, JsonValue]) -> tuple[Pair, ...]:
+    """Return an object's inline fields as labelled cells."""
+    return tuple(
+        Pair(humanize_key(k), format_cell(v, k), is_verdict_key(k)) for k, v in fields.items()
+    )
+
+
+def _is_inline(value: JsonValue) -> bool:
+    """Return whether a value fits in one table cell: a scalar or a short list of scalars."""
+    return is_scalar(value) or (isinstance(value, list) and all(is_scalar(item) for item in value))
+
+
+def _is_keyed_table(nested: dict[str, JsonValue]) -> bool:
+    """Return whether an object maps names to flat objects with the same keys (n1: {off, on})."""
+    shapes = {
+        tuple(v) if isinstance(v, dict) and all(_is_inline(x) for x in v.values()) else None
+        for v in nested.values()
+    }
+    return len(nested) >= 2 and len(shapes) == 1 and None not in shapes
+
+
+def _flatten(fields: dict[str, JsonValue], prefix: str = "") -> list[tuple[str, JsonValue]]:
+    """Flatten nesting past the depth limit into dotted keys so the page stays readable."""
+    flat: list[tuple[str, JsonValue]] = []
+    for key, value in fields.items():
+        name = f"{prefix}.{key}" if prefix else key
+        if isinstance(value, dict):
+            flat.extend(_flatten(value, name))
+        elif isinstance(value, list) and not all(is_scalar(item) for item in value):
+            flat.append((name, json.dumps(value, ensure_ascii=False)))
+        else:
+            flat.append((name, value))
+    return flat
+
+
+def _table(title: str, path: str, rows: list[tuple[str | None, dict[str, Any]]]) -> Table:
+    """Return a Table from (row label, object) pairs; boundary strings become numbered callouts."""
+    keys: dict[str, None] = {}
+    for _, item in rows:
+        keys.update(dict.fromkeys(k for k, v in item.items() if not _is_boundary(k, v)))
+    labelled = any(label is not None for label, _ in rows)
+    columns = [Column("Case", False, False)] if labelled else []
+    columns += [Column(humanize_key(k), is_verdict_key(k), _is_numeric(k, rows)) for k in keys]
+    notes: dict[tuple[str, str], list[int]] = {}
+    for number, (_, item) in enumerate(rows, 1):
+        for k, v in item.items():
+            if _is_boundary(k, v):
+                notes.setdefault((k, v), []).append(number)
+    numbering = {note: index for index, note in enumerate(notes, 1)}
+    built = []
+    for number, (label, item) in enumerate(rows, 1):
+        cells = [Cell("text", humanize_key(label))] if label is not None else []
+        cells += [format_cell(item[k], k) if k in item else Cell("empty", "—") for k in keys]
+        own = tuple(numbering[note] for note, members in notes.items() if number in members)
+        built.append(Row(tuple(cells), own))
+    callouts = tuple(
+        Callout(humanize_key(k), text, _row_scope(members, len(rows)), numbering[(k, text)])
+        for (k, text), members in notes.items()
+    )
+    return Table(title, path, tuple(columns), tuple(built), callouts)
+
+
+def _is_boundary(key: str, value: JsonValue) -> bool:
+    """Return whether a field is a caveat string to lift out of the table."""
+    return key in BOUNDARY_KEYS and isinstance(value, str)
+
+
+def _is_numeric(key: str, rows: list[tuple[str | None, dict[str, Any]]]) -> bool:
+    """Return whether every present value of a column is a number (for right alignment)."""
+    values = [item[key] for _, item in rows if key in item and item[key] is not None]
+    return bool(values) and all(
+        isinstance(v, int | float) and not isinstance(v, bool) for v in values
+    )
+
+
+def _row_scope(members: list[int], total: int) -> str:
+    """Describe which rows a caveat bounds: 'all rows', 'row 2', 'rows 1, 3'."""
+    if len(members) == total and total > 1:
+        return "all rows"
+    if len(members) == 1:
+        return f"row {members[0]}"
+    return "rows " + ", ".join(str(member) for member in members)

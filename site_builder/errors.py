@@ -1,0 +1,40 @@
+"""The exceptions the builder raises; only the CLI turns them into exit codes.
+
+SiteError
+├── InputError     bad records, front matter, config or file layout (all problems of one run)
+└── OutputError    the output folder could not be written or swapped
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One thing wrong with one input: where it is and what is wrong."""
+
+    source: str
+    location: str
+    message: str
+
+    def __str__(self) -> str:
+        """Return the one-line form `source: location: message`."""
+        return f"{self.source}: {self.location}: {self.message}"
+
+
+class SiteError(Exception):
+    """Base class of every error the builder reports to the user."""
+
+
+class InputError(SiteError):
+    """One or more inputs are invalid; carries every problem found in the stage."""
+
+    def __init__(self, problems: Sequence[Problem]) -> None:
+        self.problems = tuple(problems)
+        super().__init__("\n".join(str(problem) for problem in self.problems))
+
+
+class OutputError(SiteError):
+    """The site could not be written; the previous output is left as it was."""

@@ -1,0 +1,195 @@
+"""Read every input file: records (JSON), guides (Markdown + YAML front matter), settings, assets.
+
+This is the only module that reads the project's input files. It decodes but does not
+validate; problems met while reading are collected, never raised, so one run reports them all.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from site_builder.config import BuildConfig
+from site_builder.errors import Problem
+from site_builder.models import Asset, Inputs, RawDoc, RawRecord
+
+MAX_RECORD_BYTES = 8 * 1024 * 1024
+MAX_DOC_BYTES = 1024 * 1024
+FENCE = "---"
+
+
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """yaml.SafeLoader that refuses duplicate mapping keys instead of keeping the last."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen: set[Any] = set()
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=deep)
+            try:
+                duplicate = key in seen
+            except TypeError:
+                break  # unhashable key: SafeLoader reports it with its own message
+            if duplicate:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"duplicate key {key!r}", key_node.start_mark
+                )
+            seen.add(key)
+        return super().construct_mapping(node, deep=deep)
+
+
+class _ReadError(Exception):
+    """A file could not be decoded; `location` says where."""
+
+    def __init__(self, location: str, message: str) -> None:
+        super().__init__(message)
+        self.location = location
+        self.message = message
+
+
+def load_inputs(config: BuildConfig) -> Inputs:
+    """Read all inputs under the project root, collecting every read problem."""
+    problems: list[Problem] = []
+    records = [
+        RawRecord(source, data)
+        for source, data in _read_each(
+            config, config.records_dir, "*.json", _decode_record, problems
+        )
+    ]
+    docs = [
+        RawDoc(source, front, body)
+        for source, (front, body) in _read_each(
+            config, config.content_dir, "**/*.md", _decode_doc, problems
+        )
+    ]
+    settings = RawDoc(_relative(config.settings_file, config.root), {}, "")
+    if config.settings_file.is_file():
+        for source, data in _read_each(
+            config, config.content_dir, "site.yaml", _decode_settings, problems
+        ):
+            settings = RawDoc(source, data, "")
+    else:
+        problems.append(
+            Problem(settings.source, "file", "missing: the site settings file is required")
+        )
+    assets = [
+        Asset(path.name, path.read_bytes())
+        for path in sorted(config.assets_dir.glob("*"))
+        if path.is_file()
+    ]
+    return Inputs(tuple(records), tuple(docs), settings, tuple(assets), tuple(problems))
+
+
+def _read_each(
+    config: BuildConfig,
+    folder: Path,
+    pattern: str,
+    decode: Callable[[bytes], Any],
+    problems: list[Problem],
+) -> Iterator[tuple[str, Any]]:
+    """Yield (source, decoded) for each matching file in sorted order; record problems."""
+    for path in sorted(folder.glob(pattern)):
+        source = _relative(path, config.root)
+        if path.is_symlink() and not path.resolve().is_relative_to(config.root):
+            problems.append(Problem(source, "file", "symlink points outside the project; refused"))
+            continue
+        if not path.is_file():
+            continue
+        try:
+            raw = path.read_bytes()
+            yield source, decode(raw)
+        except _ReadError as error:
+            problems.append(Problem(source, error.location, error.message))
+        except OSError as error:
+            problems.append(Problem(source, "file", f"cannot be read: {error.strerror or error}"))
+
+
+def _relative(path: Path, root: Path) -> str:
+    """Return `path` relative to the project root, with forward slashes."""
+    try:
+        return path.relative_to(root).as_posix()
+    except ValueError:
+        return path.as_posix()
+
+
+def _text(raw: bytes, limit: int) -> str:
+    """Decode UTF-8 within a size limit."""
+    if len(raw) > limit:
+        raise _ReadError("file", f"is {len(raw):,} bytes; the limit is {limit:,}")
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise _ReadError(f"byte {error.start}", "invalid UTF-8") from None
+
+
+def _refuse_constant(name: str) -> None:
+    """JSON has no NaN or Infinity; Python's parser accepts them unless told not to."""
+    raise ValueError(f"{name} is not valid JSON")
+
+
+def _unique_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """Build a JSON object, refusing duplicate keys that would silently drop data."""
+    data: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in data:
+            raise ValueError(f"duplicate key {key!r}")
+        data[key] = value
+    return data
+
+
+def _decode_record(raw: bytes) -> dict[str, Any]:
+    """Decode one record file into a JSON object."""
+    text = _text(raw, MAX_RECORD_BYTES)
+    try:
+        data = json.loads(text, object_pairs_hook=_unique_object, parse_constant=_refuse_constant)
+    except json.JSONDecodeError as error:
+        raise _ReadError(
+            f"line {error.lineno} column {error.colno}", f"invalid JSON: {error.msg}"
+        ) from None
+    except ValueError as error:
+        raise _ReadError("JSON", str(error)) from None
+    except RecursionError:
+        raise _ReadError("JSON", "nested too deeply") from None
+    if not isinstance(data, dict):
+        raise _ReadError("<root>", f"a record must be a JSON object, not {type(data).__name__}")
+    return data
+
+
+def _yaml(text: str, first_line: int) -> Any:
+    """Parse YAML safely; errors name the line in the file."""
+    try:
+        return yaml.load(text, Loader=_UniqueKeyLoader)  # a SafeLoader: no custom tags
+    except yaml.MarkedYAMLError as error:
+        mark = error.problem_mark or error.context_mark
+        line = first_line + mark.line if mark else first_line
+        raise _ReadError(
+            f"line {line}", f"invalid YAML: {error.problem or error.context}"
+        ) from None
+    except yaml.YAMLError as error:
+        raise _ReadError("YAML", f"invalid YAML: {error}") from None
+
+
+def _decode_settings(raw: bytes) -> dict[str, Any]:
+    """Decode content/site.yaml into a mapping."""
+    data = _yaml(_text(raw, MAX_DOC_BYTES), first_line=1)
+    if not isinstance(data, dict):
+        raise _ReadError("<root>", "site settings must be a YAML mapping")
+    return data
+
+
+def _decode_doc(raw: bytes) -> tuple[dict[str, Any], str]:
+    """Split a guide into its front matter mapping and Markdown body."""
+    lines = _text(raw, MAX_DOC_BYTES).splitlines(keepends=True)
+    if not lines or lines[0].rstrip("\r\n") != FENCE:
+        raise _ReadError("line 1", "front matter missing: the file must start with a '---' line")
+    try:
+        end = next(i for i in range(1, len(lines)) if lines[i].rstrip("\r\n") == FENCE)
+    except StopIteration:
+        raise _ReadError("front matter", "no closing '---' line") from None
+    front = _yaml("".join(lines[1:end]), first_line=2)
+    if not isinstance(front, dict):
+        raise _ReadError("front matter", "must be a YAML mapping of fields")
+    return front, "".join(lines[end + 1 :])

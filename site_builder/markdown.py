@@ -1,0 +1,68 @@
+"""Render the editor's Markdown: CommonMark plus tables, raw HTML off, only safe link targets.
+
+The only module that imports markdown_it.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import cache
+
+from markdown_it import MarkdownIt
+from markdown_it.token import Token
+from mdit_py_plugins.anchors import anchors_plugin
+
+_SAFE_TARGET = re.compile(r"^(https?://[^\s]+|/(?!/)[^\s]*|#[^\s]*)$", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Heading:
+    """A second-level prose heading, for the page's table of contents."""
+
+    anchor: str
+    text: str
+
+
+@dataclass(frozen=True)
+class Rendered:
+    """HTML of a Markdown text and its second-level headings."""
+
+    html: str
+    headings: tuple[Heading, ...]
+
+
+def _plain_text(inline: Token) -> str:
+    """Return the visible text of an inline token (emphasis markers dropped)."""
+    return "".join(
+        child.content for child in inline.children or () if child.type in ("text", "code_inline")
+    )
+
+
+def is_safe_target(url: str) -> bool:
+    """Return whether a link target is http(s), site-absolute or a fragment; nothing else links."""
+    return _SAFE_TARGET.match(url.strip()) is not None
+
+
+@cache
+def make_markdown() -> MarkdownIt:
+    """Return the one configured parser: raw HTML off, tables on, heading anchors on."""
+    md = MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False})
+    md.enable("table")
+    md.enable("strikethrough")
+    anchors_plugin(md, min_level=2, max_level=4)
+    md.validateLink = is_safe_target  # type: ignore[method-assign]
+    return md
+
+
+def render_markdown(text: str) -> Rendered:
+    """Return the HTML of `text` and its `##` headings."""
+    md = make_markdown()
+    env: dict[str, object] = {}
+    tokens = md.parse(text, env)
+    headings = tuple(
+        Heading(str(token.attrGet("id")), _plain_text(tokens[index + 1]))
+        for index, token in enumerate(tokens)
+        if token.type == "heading_open" and token.tag == "h2"
+    )
+    return Rendered(md.renderer.render(tokens, md.options, env), headings)

@@ -1,0 +1,132 @@
+"""Render the site's pages with Jinja (autoescape on, StrictUndefined).
+
+The only module that imports jinja2. Rendering one guide is a pure function of that guide
+and a small site-wide summary, so pages can later be rendered in parallel or alone.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from jinja2 import Environment, FileSystemLoader, StrictUndefined, TemplateError
+from markupsafe import Markup
+
+from site_builder.config import BuildConfig
+from site_builder.errors import InputError, Problem
+from site_builder.humanize import humanize_slug
+from site_builder.markdown import render_markdown
+from site_builder.models import Asset, Guide, Page, Site
+from site_builder.views import guide_view, pinned_release
+
+LATEST_ON_HOME = 10
+
+
+def make_env(templates_dir: Path) -> Environment:
+    """Return the Jinja environment: autoescape everything, fail on undefined names."""
+    env = Environment(
+        loader=FileSystemLoader(templates_dir),
+        autoescape=True,
+        undefined=StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+    )
+    env.filters["timestamp"] = _timestamp
+    env.filters["iso"] = _iso
+    env.filters["words"] = humanize_slug
+    return env
+
+
+def render_site(site: Site, config: BuildConfig) -> list[Page]:
+    """Return every page of the site; template errors become one InputError."""
+    env = make_env(config.templates_dir)
+    pages, asset_urls = _asset_pages(site.assets)
+    common: dict[str, Any] = {"site": site, "settings": site.settings, "assets": asset_urls}
+    try:
+        intro = _markdown(site.settings.intro)
+        latest = site.guides[:LATEST_ON_HOME]
+        pages.append(_page(env, "index.html", "home.html", common, intro=intro, latest=latest))
+        pages.append(_page(env, "guides/index.html", "guides.html", common))
+        pages.extend(render_guide(env, guide, common) for guide in site.guides)
+        pages.append(_page(env, "404.html", "404.html", common))
+        pages.append(_page(env, "sitemap.xml", "sitemap.xml", common, entries=_sitemap(site)))
+        pages.append(_page(env, "robots.txt", "robots.txt", common))
+    except TemplateError as error:
+        name = getattr(error, "filename", None) or getattr(error, "name", None) or "templates"
+        line = getattr(error, "lineno", None)
+        source = _relative(Path(name), config.root) if name != "templates" else "templates/"
+        raise InputError(
+            [Problem(source, f"line {line}" if line else "template", str(error))]
+        ) from None
+    return sorted(pages, key=lambda page: page.path)
+
+
+def render_guide(env: Environment, guide: Guide, common: dict[str, Any]) -> Page:
+    """Render one guide page."""
+    site: Site = common["site"]
+    prose = render_markdown(guide.body)
+    return _page(
+        env,
+        f"guides/{guide.slug}/index.html",
+        "guide.html",
+        common,
+        view=guide_view(guide, site),
+        prose=Markup(prose.html),
+        prose_headings=prose.headings,
+        release=pinned_release(guide),
+    )
+
+
+def _page(
+    env: Environment, path: str, template: str, common: dict[str, Any], **context: Any
+) -> Page:
+    """Render one template into a Page."""
+    text = env.get_template(template).render(**common, **context)
+    return Page(path, text.encode("utf-8"))
+
+
+def _markdown(text: str) -> Markup:
+    """Render trusted-configuration Markdown (still with raw HTML off)."""
+    return Markup(render_markdown(text).html)
+
+
+def _asset_pages(assets: tuple[Asset, ...]) -> tuple[list[Page], dict[str, str]]:
+    """Fingerprint each asset (style.css -> style.1a2b3c4d5e.css) so it can be cached forever."""
+    pages, urls = [], {}
+    for asset in assets:
+        stem, dot, suffix = asset.name.rpartition(".")
+        digest = hashlib.sha256(asset.content).hexdigest()[:10]
+        name = f"{stem}.{digest}.{suffix}" if dot else f"{asset.name}.{digest}"
+        pages.append(Page(f"assets/{name}", asset.content))
+        urls[asset.name] = f"/assets/{name}"
+    return pages, urls
+
+
+def _sitemap(site: Site) -> list[tuple[str, datetime]]:
+    """Return (canonical URL, lastmod) for every published page."""
+    entries = [(site.canonical(guide.url), guide.lastmod) for guide in site.guides]
+    if site.guides:
+        newest = max(guide.lastmod for guide in site.guides)
+        entries = [(site.canonical("/"), newest), (site.canonical("/guides/"), newest), *entries]
+    return sorted(entries)
+
+
+def _timestamp(value: datetime) -> str:
+    """Return a time as readers see it: 2026-08-24 11:09 UTC."""
+    return value.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")
+
+
+def _iso(value: datetime) -> str:
+    """Return a time in W3C format, in UTC: 2026-08-24T11:09:48+00:00."""
+    return value.astimezone(UTC).isoformat(timespec="seconds")
+
+
+def _relative(path: Path, root: Path) -> str:
+    """Return a template path relative to the project root."""
+    try:
+        return path.resolve().relative_to(root).as_posix()
+    except ValueError:
+        return path.as_posix()

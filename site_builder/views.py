@@ -1,0 +1,212 @@
+"""Build the view of one guide page from a Guide: the parts with known meaning, then the rest.
+
+Known parts (decision, evidence boundary, revisions, model, invariants, receipts, nearby
+pages) each get one home on the page; every other record section is drawn by shape.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from urllib.parse import urlsplit
+
+from site_builder.blocks import Block, KeyValue, Pair, build_block, format_cell, is_scalar
+from site_builder.humanize import anchor_for, humanize_key, humanize_slug
+from site_builder.models import Guide, JsonValue, Receipt, Site, is_http_url
+
+_GPU_RUNS = re.compile(r"gpu.*runs?$", re.IGNORECASE)
+_MODEL_CALLS = re.compile(r"model.*calls?$", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class DecisionItem:
+    """One field of the decision box beside the verdict."""
+
+    label: str
+    block: Block
+
+
+@dataclass(frozen=True)
+class BoundaryView:
+    """The whole-record evidence boundary: a one-line summary, notes and facts."""
+
+    summary: str
+    notes: tuple[str, ...]
+    pairs: tuple[Pair, ...]
+
+
+@dataclass(frozen=True)
+class Invariant:
+    """One asserted invariant as a checklist line."""
+
+    label: str
+    name: str
+    holds: bool
+
+
+@dataclass(frozen=True)
+class ReceiptView:
+    """One source with its link, size and hash."""
+
+    name: str
+    url: str
+    size: str
+    sha256: str
+    extra: tuple[Pair, ...]
+
+
+@dataclass(frozen=True)
+class NearbyView:
+    """A nearby page: where it is, what its reader does there, how this guide differs."""
+
+    href: str
+    label: str
+    reader_job: str
+    difference: str
+
+
+@dataclass(frozen=True)
+class Section:
+    """A record section drawn by shape, with its heading and anchor."""
+
+    title: str
+    anchor: str
+    block: Block
+
+
+@dataclass(frozen=True)
+class GuideView:
+    """Everything the guide template draws, top to bottom."""
+
+    guide: Guide
+    verdict: str
+    decision: tuple[DecisionItem, ...]
+    boundary: BoundaryView | None
+    sections: tuple[Section, ...]
+    invariants: tuple[Invariant, ...]
+    revisions: KeyValue
+    model_facts: Block
+    receipts: tuple[ReceiptView, ...]
+    nearby: tuple[NearbyView, ...]
+    nearby_note: str
+    overlap_facts: KeyValue | None
+
+
+def guide_view(guide: Guide, site: Site) -> GuideView:
+    """Return the view of one guide; a pure function of the guide and the site's URL map."""
+    evidence = guide.evidence
+    return GuideView(
+        guide=guide,
+        verdict=humanize_slug(evidence.verdict),
+        decision=tuple(
+            DecisionItem(humanize_key(key), build_block(key, value, "decision"))
+            for key, value in evidence.decision
+        ),
+        boundary=_boundary(evidence.boundary),
+        sections=tuple(
+            Section(humanize_key(key), anchor_for(key), build_block(key, value))
+            for key, value in evidence.sections
+        ),
+        invariants=tuple(
+            Invariant(humanize_key(name), name, holds) for name, holds in evidence.invariants
+        ),
+        revisions=KeyValue("", "revisions", _pairs(evidence.revisions), ()),
+        model_facts=build_block("model", dict(evidence.model_facts)),
+        receipts=tuple(_receipt(receipt) for receipt in evidence.receipts),
+        nearby=tuple(
+            _nearby(page.url, page.reader_job, page.difference, site) for page in evidence.nearby
+        ),
+        nearby_note=evidence.nearby_note,
+        overlap_facts=(
+            KeyValue("", "overlap-audit", _pairs(evidence.overlap_facts), ())
+            if evidence.overlap_facts
+            else None
+        ),
+    )
+
+
+def _pairs(fields: tuple[tuple[str, JsonValue], ...]) -> tuple[Pair, ...]:
+    """Return fields as labelled cells."""
+    return tuple(Pair(humanize_key(key), format_cell(value, key), False) for key, value in fields)
+
+
+def _boundary(facts: tuple[tuple[str, JsonValue], ...]) -> BoundaryView | None:
+    """Summarise the record's runtime boundary: 'Source audit: 0 GPU runs, 0 model calls'."""
+    if not facts:
+        return None
+    counts = [
+        (key, value)
+        for key, value in facts
+        if isinstance(value, int) and not isinstance(value, bool)
+    ]
+    gpu_runs = [value for key, value in counts if _GPU_RUNS.search(key)]
+    model_calls = [value for key, value in counts if _MODEL_CALLS.search(key)]
+    parts = []
+    if gpu_runs:
+        parts.append(_count(sum(gpu_runs), "GPU run"))
+    if model_calls:
+        parts.append(_count(sum(model_calls), "model call"))
+    runtime = sum(gpu_runs) + sum(model_calls)
+    kind = "Source audit" if parts and runtime == 0 else "Evidence boundary"
+    summary = f"{kind}: {', '.join(parts)}" if parts else kind
+    notes = tuple(value for _, value in facts if isinstance(value, str))
+    pairs = tuple(
+        Pair(humanize_key(key), format_cell(value, key), False)
+        for key, value in facts
+        if not isinstance(value, str) and is_scalar(value)
+    )
+    return BoundaryView(summary, notes, pairs)
+
+
+def _count(number: int, noun: str) -> str:
+    """Return '0 GPU runs', '1 model call'."""
+    return f"{number:,} {noun}{'' if number == 1 else 's'}"
+
+
+def _receipt(receipt: Receipt) -> ReceiptView:
+    """Return a receipt for the sources table."""
+    return ReceiptView(
+        name=receipt.name,
+        url=receipt.url if is_http_url(receipt.url) else "",
+        size=f"{receipt.bytes:,} bytes",
+        sha256=receipt.sha256,
+        extra=_pairs(receipt.extra),
+    )
+
+
+def _nearby(url: str, reader_job: str, difference: str, site: Site) -> NearbyView:
+    """Resolve a nearby page: site-relative when built here, absolute canonical otherwise."""
+    path = site_path(url, site.settings.base_url)
+    if path is None:
+        href = url if is_http_url(url) else ""
+        return NearbyView(href, url, reader_job, difference)
+    guide = site.by_url.get(path)
+    if guide is not None:
+        return NearbyView(path, guide.title, reader_job or guide.reader_job, difference)
+    return NearbyView(site.canonical(path), path, reader_job, difference)
+
+
+def site_path(url: str, base_url: str) -> str | None:
+    """Return the site-relative path of a URL on this site, or None for another host."""
+    parts = urlsplit(url)
+    if parts.scheme or parts.netloc:
+        if f"{parts.scheme}://{parts.netloc}".lower() != base_url.lower():
+            return None
+    elif not url.startswith("/"):
+        return None
+    path = parts.path or "/"
+    return path if path.endswith("/") else path + "/"
+
+
+def pinned_release(guide: Guide) -> str:
+    """Return the release the audit pins (an audit tag, else the stable or release tag), or ''."""
+    tags = [
+        (key, value)
+        for key, value in guide.evidence.revisions
+        if isinstance(value, str) and re.fullmatch(r"v\d+(\.\d+)*\S*", value)
+    ]
+    for pattern in (r"audit", r"stable|release"):
+        for key, value in tags:
+            if re.search(pattern, key, re.IGNORECASE):
+                return value
+    return ""

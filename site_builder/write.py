@@ -1,0 +1,75 @@
+"""Write the site atomically: into a fresh staging folder, then swap it into place.
+
+A failed build, or one interrupted before the swap, leaves the previous output untouched.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+
+from site_builder.errors import OutputError
+from site_builder.models import Page
+
+
+def write_site(pages: Sequence[Page], out_dir: Path, protected: Sequence[Path] = ()) -> None:
+    """Write `pages` to `out_dir`, replacing its previous contents in one swap."""
+    out_dir = out_dir.resolve()
+    _refuse_dangerous_target(out_dir, protected)
+    try:
+        out_dir.parent.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.staging-", dir=out_dir.parent))
+    except OSError as error:
+        raise OutputError(
+            f"{out_dir.parent}: cannot create the staging folder: {error.strerror or error}"
+        ) from None
+    try:
+        write_tree(pages, staging)
+        _swap(staging, out_dir)
+    except OSError as error:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise OutputError(f"{out_dir}: cannot write the site: {error.strerror or error}") from None
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+
+
+def write_tree(pages: Sequence[Page], folder: Path) -> None:
+    """Write every page under `folder` (which must exist and be empty)."""
+    root = folder.resolve()
+    for page in pages:
+        target = (root / page.path).resolve()
+        if not target.is_relative_to(root):
+            raise OSError(f"page path {page.path!r} leaves the output folder")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(page.content)
+    os.chmod(root, 0o755)
+
+
+def _swap(staging: Path, out_dir: Path) -> None:
+    """Move the staging folder to `out_dir`; the old output is removed only after the move."""
+    if not out_dir.exists():
+        staging.rename(out_dir)
+        return
+    old = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.old-", dir=out_dir.parent))
+    old.rmdir()
+    out_dir.rename(old)
+    try:
+        staging.rename(out_dir)
+    except OSError:
+        old.rename(out_dir)
+        raise
+    shutil.rmtree(old, ignore_errors=True)
+
+
+def _refuse_dangerous_target(out_dir: Path, protected: Sequence[Path]) -> None:
+    """Refuse to replace a folder that holds inputs (the project root, records/, content/...)."""
+    for folder in protected:
+        folder = folder.resolve()
+        if out_dir == folder or folder.is_relative_to(out_dir):
+            raise OutputError(
+                f"{out_dir}: refusing to replace a folder that holds build inputs ({folder})"
+            )
