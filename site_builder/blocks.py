@@ -13,29 +13,14 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from site_builder.cells import Cell, format_cell, is_scalar
 from site_builder.humanize import anchor_for, humanize_key
-from site_builder.models import JsonValue, is_http_url
+from site_builder.models import JsonValue
 
 BOUNDARY_KEYS = frozenset({"boundary", "claimBoundary", "auditBoundary", "transferWarning"})
 VERDICT_KEYS = frozenset({"decision", "result", "verdict", "classification", "outcome"})
 MAX_DEPTH = 6
 _VERDICT_SUFFIX = re.compile(r"[a-z0-9](Result|Decision|Verdict|Classification|Outcome)$")
-_IDENTIFIER_SUFFIX = re.compile(r"(pr|issue|pullrequest|id|number|year|port)$")
-_HASH = re.compile(r"^[0-9a-f]{40}$|^[0-9a-f]{64}$")
-
-
-@dataclass(frozen=True)
-class Cell:
-    """One value formatted for reading: kind picks the drawing, text is what is shown."""
-
-    kind: str  # text | number | bool | null | hash | link | list | empty
-    text: str
-    items: tuple[Cell, ...] = ()
-
-    @property
-    def href(self) -> str:
-        """Link target of a link cell (only ever an http(s) URL)."""
-        return self.text if self.kind == "link" else ""
 
 
 @dataclass(frozen=True)
@@ -136,45 +121,6 @@ Block = Table | KeyValue | Items | Fact | Group
 def is_verdict_key(key: str) -> bool:
     """Return whether a key holds a verdict (`decision`, `auditResult`, ...)."""
     return key.lower() in VERDICT_KEYS or _VERDICT_SUFFIX.search(key) is not None
-
-
-def is_scalar(value: JsonValue) -> bool:
-    """Return whether a JSON value is a string, number, boolean or null."""
-    return value is None or isinstance(value, str | int | float | bool)
-
-
-def format_cell(value: JsonValue, key: str = "") -> Cell:
-    """Return a value as a Cell: yes/no, grouped digits, shortened hashes, safe links."""
-    if value is None:
-        return Cell("null", "none")
-    if isinstance(value, bool):
-        return Cell("bool", "yes" if value else "no")
-    if isinstance(value, int | float):
-        if _IDENTIFIER_SUFFIX.search(key.lower()):
-            return Cell("number", str(value))
-        return Cell("number", format(value, ","))
-    if isinstance(value, str):
-        if _HASH.match(value):
-            return Cell("hash", value)
-        if is_http_url(value):
-            return Cell("link", value)
-        return Cell("text", value)
-    if isinstance(value, list):
-        if not value:
-            return Cell("empty", "none")
-        return Cell("list", "", tuple(format_cell(item, key) for item in value))
-    if isinstance(value, dict):
-        if not value:
-            return Cell("empty", "none")
-        return Cell("list", "", tuple(_labelled(k, v) for k, v in value.items()))
-    return Cell("text", str(value))
-
-
-def _labelled(key: str, value: JsonValue) -> Cell:
-    """Return a nested object's field as one text line inside a cell."""
-    shown = value if is_scalar(value) else json.dumps(value, ensure_ascii=False, sort_keys=False)
-    cell = format_cell(shown, key)
-    return Cell("text", f"{humanize_key(key)}: {cell.text}")
 
 
 def build_block(key: str, value: JsonValue, path: str = "", depth: int = 0) -> Block:

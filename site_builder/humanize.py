@@ -126,13 +126,16 @@ PHRASES: tuple[tuple[tuple[str, ...], str], ...] = (
 )
 
 _TOKEN = re.compile(
-    r"(?i:glm52|glm5|gib|mib|kib|tib|nvfp4|mxfp4|fp8|bf16|gsm8k|lora|rope|sglang|vllm|deepseek|deepep|flashmla|neox)(?=[A-Z0-9_\-\s]|$)"
+    r"(?i:glm52|gib|mib|kib|tib|nvfp4|mxfp4|fp8|bf16|gsm8k|lora|rope|sglang|vllm|deepseek|deepep|flashmla|neox)(?=[A-Z0-9_\-\s]|$)"
     r"|[A-Z]?[a-z]+\d*|[A-Z]+\d*(?![a-z])|\d+(?:\.\d+)?"
 )
 
 
-def _spell(word: str) -> str:
-    """Return the display spelling of one lower-case word."""
+def _spell(token: str) -> str:
+    """Return the display spelling of one word; a lone capital (instanceA) stays a capital."""
+    if len(token) == 1 and token.isupper():
+        return token
+    word = token.lower()
     if word in SPELLINGS:
         return SPELLINGS[word]
     numbered = re.fullmatch(r"([a-z]+)(\d+)", word)
@@ -151,7 +154,7 @@ def _join(words: list[str]) -> str:
     i = 0
     while i < len(words):
         for phrase, replacement in PHRASES:
-            if tuple(words[i : i + len(phrase)]) == phrase:
+            if tuple(word.lower() for word in words[i : i + len(phrase)]) == phrase:
                 if replacement.startswith("/") and out:
                     out[-1] += replacement
                 else:
@@ -167,8 +170,8 @@ def _join(words: list[str]) -> str:
 
 
 def split_words(key: str) -> list[str]:
-    """Split a camelCase, snake_case or kebab-case key into lower-case words."""
-    return [token.lower() for token in _TOKEN.findall(key)]
+    """Split a camelCase, snake_case or kebab-case key into words."""
+    return _TOKEN.findall(key)
 
 
 def humanize_key(key: str) -> str:
@@ -185,5 +188,5 @@ def humanize_slug(slug: str) -> str:
 
 def anchor_for(key: str) -> str:
     """Return a stable HTML id for a key: `shapeRows` -> `shape-rows`."""
-    words = [re.sub(r"[^a-z0-9]", "", word) for word in split_words(key)]
+    words = [re.sub(r"[^a-z0-9]", "", word.lower()) for word in split_words(key)]
     return "-".join(word for word in words if word) or "section"

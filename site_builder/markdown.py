@@ -6,6 +6,7 @@ The only module that imports markdown_it.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 
@@ -55,11 +56,17 @@ def make_markdown() -> MarkdownIt:
     return md
 
 
-def render_markdown(text: str) -> Rendered:
-    """Return the HTML of `text` and its `##` headings."""
+def render_markdown(text: str, resolve_link: Callable[[str], str] | None = None) -> Rendered:
+    """Return the HTML of `text` and its `##` headings; `resolve_link` rewrites site paths."""
     md = make_markdown()
     env: dict[str, object] = {}
     tokens = md.parse(text, env)
+    if resolve_link is not None:
+        for token in tokens:
+            for child in token.children or ():
+                href = child.attrGet("href") if child.type == "link_open" else None
+                if isinstance(href, str) and href.startswith("/"):
+                    child.attrSet("href", resolve_link(href))
     headings = tuple(
         Heading(str(token.attrGet("id")), _plain_text(tokens[index + 1]))
         for index, token in enumerate(tokens)

@@ -22,6 +22,7 @@ from site_builder.models import Asset, Guide, Page, Site
 from site_builder.views import guide_view, pinned_release
 
 LATEST_ON_HOME = 10
+SITE_PAGES = frozenset({"/", "/guides/", "/404.html", "/sitemap.xml", "/robots.txt"})
 
 
 def make_env(templates_dir: Path) -> Environment:
@@ -67,7 +68,7 @@ def render_site(site: Site, config: BuildConfig) -> list[Page]:
 def render_guide(env: Environment, guide: Guide, common: dict[str, Any]) -> Page:
     """Render one guide page."""
     site: Site = common["site"]
-    prose = render_markdown(guide.body)
+    prose = render_markdown(guide.body, lambda href: link_target(href, site))
     return _page(
         env,
         f"guides/{guide.slug}/index.html",
@@ -78,6 +79,13 @@ def render_guide(env: Environment, guide: Guide, common: dict[str, Any]) -> Page
         prose_headings=prose.headings,
         release=pinned_release(guide),
     )
+
+
+def link_target(href: str, site: Site) -> str:
+    """Keep links to pages built here site-relative; send other site paths to their canonical."""
+    path = href.split("#", 1)[0].split("?", 1)[0]
+    built = path in SITE_PAGES or path in site.by_url or path.startswith("/assets/")
+    return href if built else site.canonical(href)
 
 
 def _page(

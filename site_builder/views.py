@@ -10,7 +10,8 @@ import re
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-from site_builder.blocks import Block, KeyValue, Pair, build_block, format_cell, is_scalar
+from site_builder.blocks import Block, KeyValue, Pair, build_block
+from site_builder.cells import format_cell, is_scalar
 from site_builder.humanize import anchor_for, humanize_key, humanize_slug
 from site_builder.models import Guide, JsonValue, Receipt, Site, is_http_url
 

@@ -1,0 +1,64 @@
+"""Atomic writing: the previous site survives any failure before the swap."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from site_builder.errors import OutputError
+from site_builder.models import Page
+from site_builder.write import write_site
+from tests.conftest import tree_digest
+
+
+def pages(text: str) -> list[Page]:
+    """Return a small site whose every file holds `text`."""
+    return [Page("index.html", text.encode()), Page("guides/a/index.html", text.encode())]
+
+
+def test_new_site_replaces_old_one_without_stale_files(tmp_path: Path) -> None:
+    out = tmp_path / "_site"
+    write_site([*pages("old"), Page("stale.html", b"x")], out)
+    write_site(pages("new"), out)
+    assert sorted(tree_digest(out)) == ["guides/a/index.html", "index.html"]
+    assert (out / "index.html").read_text() == "new"
+    assert [p.name for p in tmp_path.iterdir()] == ["_site"], "no staging or old folders left"
+
+
+def test_failure_while_writing_leaves_previous_site_untouched(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    out = tmp_path / "_site"
+    write_site(pages("old"), out)
+    before = tree_digest(out)
+    calls = {"n": 0}
+    original = Path.write_bytes
+
+    def failing_write(self: Path, data: bytes) -> int:
+        calls["n"] += 1
+        if calls["n"] == 2:
+            raise OSError(28, "No space left on device")
+        return original(self, data)
+
+    monkeypatch.setattr(Path, "write_bytes", failing_write)
+    with pytest.raises(OutputError, match="No space left on device"):
+        write_site(pages("new"), out)
+    assert tree_digest(out) == before
+    assert [p.name for p in tmp_path.iterdir()] == ["_site"]
+
+
+def test_page_paths_cannot_escape_the_output_folder(tmp_path: Path) -> None:
+    with pytest.raises(OutputError, match="leaves the output folder"):
+        write_site([Page("../escaped.html", b"x")], tmp_path / "_site")
+    assert not (tmp_path / "escaped.html").exists()
+
+
+def test_refuses_to_replace_a_folder_holding_inputs(tmp_path: Path) -> None:
+    records = tmp_path / "records"
+    records.mkdir()
+    (records / "a.json").write_text("{}")
+    for target in (tmp_path, records):
+        with pytest.raises(OutputError, match="holds build inputs"):
+            write_site(pages("x"), target, protected=(tmp_path, records))
+    assert (records / "a.json").read_text() == "{}"
