@@ -13,8 +13,11 @@ DESCRIPTION_LIMIT = 159
 
 
 def assemble(normalized: Normalized) -> Site:
-    """Return the Site: one guide per record, newest evidence first; raise on join errors."""
-    problems: list[Problem] = []
+    """Return the Site: one guide per record, newest evidence first.
+
+    Raise one InputError holding every problem of the run: validation and join problems alike.
+    """
+    problems: list[Problem] = list(normalized.problems)
     records: dict[str, Evidence] = {}
     for evidence in normalized.evidence:
         first = records.setdefault(evidence.operation_id, evidence)
@@ -24,6 +27,8 @@ def assemble(normalized: Normalized) -> Site:
     docs: dict[str, Doc] = {}
     for doc in normalized.docs:
         record = doc.front.record
+        if record in normalized.invalid_ids:
+            continue
         if record not in records:
             message = f"no record with operationId '{record}' in records/"
             problems.append(Problem(doc.source, "front matter.record", message))
@@ -40,7 +45,7 @@ def assemble(normalized: Normalized) -> Site:
             source, location = _slug_origin(guide)
             message = f"slug '{guide.slug}' is also used by {_slug_origin(other)[0]}"
             problems.append(Problem(source, location, message))
-    if problems:
+    if problems or normalized.settings is None:
         raise InputError(problems)
     ordered = sorted(guides.values(), key=lambda guide: (-guide.lastmod.timestamp(), guide.slug))
     return Site(

@@ -146,13 +146,10 @@ def build_block(key: str, value: JsonValue, path: str = "", depth: int = 0) -> B
 
 def _object(key: str, title: str, path: str, value: dict[str, Any], depth: int) -> Block:
     """Return a KeyValue, keyed Table or Group for an object."""
-    callouts = tuple(
-        Callout(humanize_key(k), v)
-        for k, v in value.items()
-        if k in BOUNDARY_KEYS and isinstance(v, str)
-    )
-    fields = {k: v for k, v in value.items() if not (k in BOUNDARY_KEYS and isinstance(v, str))}
-    if depth >= MAX_DEPTH:
+    flatten = depth >= MAX_DEPTH
+    fields, lifted = _lift_boundaries(value, deep=flatten)
+    callouts = tuple(Callout(humanize_key(k), text) for k, text in lifted)
+    if flatten:
         fields = dict(_flatten(fields))
     inline = {k: v for k, v in fields.items() if _is_inline(v)}
     nested = {k: v for k, v in fields.items() if k not in inline}
@@ -204,17 +201,18 @@ def _flatten(fields: dict[str, JsonValue], prefix: str = "") -> list[tuple[str, 
 
 def _table(title: str, path: str, rows: list[tuple[str | None, dict[str, Any]]]) -> Table:
     """Return a Table from (row label, object) pairs; boundary strings become numbered callouts."""
+    lifted = [_lift_boundaries(item, deep=True) for _, item in rows]
+    rows = [(label, fields) for (label, _), (fields, _) in zip(rows, lifted, strict=True)]
     keys: dict[str, None] = {}
     for _, item in rows:
-        keys.update(dict.fromkeys(k for k, v in item.items() if not _is_boundary(k, v)))
+        keys.update(dict.fromkeys(item))
     labelled = any(label is not None for label, _ in rows)
     columns = [Column("Case", False, False)] if labelled else []
     columns += [Column(humanize_key(k), is_verdict_key(k), _is_numeric(k, rows)) for k in keys]
     notes: dict[tuple[str, str], list[int]] = {}
-    for number, (_, item) in enumerate(rows, 1):
-        for k, v in item.items():
-            if _is_boundary(k, v):
-                notes.setdefault((k, v), []).append(number)
+    for number, (_, row_notes) in enumerate(lifted, 1):
+        for note in row_notes:
+            notes.setdefault(note, []).append(number)
     numbering = {note: index for index, note in enumerate(notes, 1)}
     built = []
     for number, (label, item) in enumerate(rows, 1):
@@ -229,9 +227,37 @@ def _table(title: str, path: str, rows: list[tuple[str | None, dict[str, Any]]])
     return Table(title, path, tuple(columns), tuple(built), callouts)
 
 
-def _is_boundary(key: str, value: JsonValue) -> bool:
-    """Return whether a field is a caveat string to lift out of the table."""
-    return key in BOUNDARY_KEYS and isinstance(value, str)
+def _lift_boundaries(
+    value: dict[str, Any], deep: bool
+) -> tuple[dict[str, Any], list[tuple[str, str]]]:
+    """Split caveat strings from an object: (fields without them, [(key, text)]).
+
+    With `deep`, caveats inside nested objects and lists are lifted too, for places that
+    cannot carry callouts of their own (table cells, flattened nesting). A null caveat
+    carries no text and is dropped rather than drawn as an empty column.
+    """
+    fields: dict[str, Any] = {}
+    lifted: list[tuple[str, str]] = []
+    for key, item in value.items():
+        if key in BOUNDARY_KEYS and (item is None or isinstance(item, str)):
+            if item:
+                lifted.append((key, item))
+        elif deep and isinstance(item, dict | list):
+            fields[key], inner = _lift_nested(item)
+            lifted.extend(inner)
+        else:
+            fields[key] = item
+    return fields, lifted
+
+
+def _lift_nested(value: JsonValue) -> tuple[JsonValue, list[tuple[str, str]]]:
+    """Lift caveats out of any nested JSON value."""
+    if isinstance(value, dict):
+        return _lift_boundaries(value, deep=True)
+    if isinstance(value, list):
+        pairs = [_lift_nested(item) for item in value]
+        return [item for item, _ in pairs], [note for _, notes in pairs for note in notes]
+    return value, []
 
 
 def _is_numeric(key: str, rows: list[tuple[str | None, dict[str, Any]]]) -> bool:

@@ -7,6 +7,7 @@ validate; problems met while reading are collected, never raised, so one run rep
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -20,6 +21,7 @@ from site_builder.models import Asset, Inputs, RawDoc, RawRecord
 MAX_RECORD_BYTES = 8 * 1024 * 1024
 MAX_DOC_BYTES = 1024 * 1024
 FENCE = "---"
+_OPERATION_ID = re.compile(r'"operationId"\s*:\s*"([A-Za-z0-9._-]{1,100})"')
 
 
 class _UniqueKeyLoader(yaml.SafeLoader):
@@ -59,6 +61,11 @@ def load_inputs(config: BuildConfig) -> Inputs:
             config, config.records_dir, "*.json", _decode_record, problems
         )
     ]
+    unreadable_ids = frozenset(
+        hint
+        for source in sorted({problem.source for problem in problems})
+        if (hint := _operation_id_hint(config.root / source))
+    )
     docs = [
         RawDoc(source, front, body)
         for source, (front, body) in _read_each(
@@ -80,7 +87,19 @@ def load_inputs(config: BuildConfig) -> Inputs:
         for path in sorted(config.assets_dir.glob("*"))
         if path.is_file()
     ]
-    return Inputs(tuple(records), tuple(docs), settings, tuple(assets), tuple(problems))
+    return Inputs(
+        tuple(records), tuple(docs), settings, tuple(assets), tuple(problems), unreadable_ids
+    )
+
+
+def _operation_id_hint(path: Path) -> str | None:
+    """Find the operationId in a record that failed to decode, so its guide is not an orphan."""
+    try:
+        text = path.read_bytes()[:MAX_RECORD_BYTES].decode("utf-8", errors="replace")
+    except OSError:
+        return None
+    match = _OPERATION_ID.search(text)
+    return match.group(1) if match else None
 
 
 def _read_each(

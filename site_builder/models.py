@@ -70,6 +70,8 @@ class Inputs:
     settings: RawDoc
     assets: tuple[Asset, ...]
     problems: tuple[Problem, ...] = ()
+    unreadable_ids: frozenset[str] = frozenset()
+    """operationIds seen in record files that could not be decoded."""
 
 
 # --- validated inputs (normalize.py) -------------------------------------------------------
@@ -192,8 +194,12 @@ class Normalized:
 
     evidence: tuple[Evidence, ...]
     docs: tuple[Doc, ...]
-    settings: SiteSettings
+    settings: SiteSettings | None
     assets: tuple[Asset, ...]
+    problems: tuple[Problem, ...] = ()
+    """Every problem found so far; assembling adds its own, then the build stops once."""
+    invalid_ids: frozenset[str] = frozenset()
+    """operationIds of records that failed validation, so prose naming them is not an orphan."""
 
 
 @dataclass(frozen=True)

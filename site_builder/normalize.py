@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from site_builder.errors import InputError, Problem
+from site_builder.errors import Problem
 from site_builder.models import (
     Doc,
     Evidence,
@@ -53,7 +53,7 @@ Model = TypeVar("Model", bound=BaseModel)
 
 
 def normalize(inputs: Inputs) -> Normalized:
-    """Validate every input; raise one InputError listing every problem found so far."""
+    """Validate every input, keeping the valid ones and every problem for `assemble` to report."""
     problems = list(inputs.problems)
     settings = _validate(SiteSettings, inputs.settings.front, inputs.settings.source, "", problems)
     evidence = [item for item in (_evidence(raw, problems) for raw in inputs.records) if item]
@@ -62,9 +62,15 @@ def normalize(inputs: Inputs) -> Normalized:
         front = _validate(FrontMatter, raw.front, raw.source, "front matter.", problems)
         if front is not None:
             docs.append(Doc(raw.source, front, raw.body))
-    if problems or settings is None:
-        raise InputError(problems)
-    return Normalized(tuple(evidence), tuple(docs), settings, inputs.assets)
+    valid = {item.source for item in evidence}
+    invalid_ids = inputs.unreadable_ids | frozenset(
+        raw.data["operationId"]
+        for raw in inputs.records
+        if raw.source not in valid and isinstance(raw.data.get("operationId"), str)
+    )
+    return Normalized(
+        tuple(evidence), tuple(docs), settings, inputs.assets, tuple(problems), invalid_ids
+    )
 
 
 def _validate(
@@ -83,6 +89,7 @@ def _validate(
 def _evidence(raw: RawRecord, problems: list[Problem]) -> Evidence | None:
     """Turn one raw record into Evidence, or add its problems and return None."""
     before = len(problems)
+    raw = RawRecord(raw.source, _without_editorial(raw.data))
     core = _validate(RecordCore, raw.data, raw.source, "", problems)
     decision = _decision(raw, problems)
     overlap = raw.data.get(OVERLAP_KEY, {})
@@ -108,12 +115,17 @@ def _evidence(raw: RawRecord, problems: list[Problem]) -> Evidence | None:
         nearby=nearby,
         nearby_note=note,
         overlap_facts=overlap_facts,
-        sections=tuple(
-            (key, value)
-            for key, value in raw.data.items()
-            if key not in CORE_KEYS and key not in EDITORIAL_KEYS
-        ),
+        sections=tuple((key, value) for key, value in raw.data.items() if key not in CORE_KEYS),
     )
+
+
+def _without_editorial(value: Any) -> Any:
+    """Return a JSON value with editorial keys removed at every depth, never to be published."""
+    if isinstance(value, dict):
+        return {k: _without_editorial(v) for k, v in value.items() if k not in EDITORIAL_KEYS}
+    if isinstance(value, list):
+        return [_without_editorial(item) for item in value]
+    return value
 
 
 def _decision(

@@ -18,5 +18,5 @@ def build(config: BuildConfig, *, write: bool = True) -> BuildReport:
     pages = render_site(site, config)
     findings = run_checks(site)
     if write and not any(finding.severity == "error" for finding in findings):
-        write_site(pages, config.out_dir, protected=(config.root, *config.input_dirs))
+        write_site(pages, config.out_dir, inputs=config.input_dirs)
     return BuildReport(tuple(pages), tuple(findings), len(site.guides))

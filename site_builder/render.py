@@ -7,6 +7,7 @@ and a small site-wide summary, so pages can later be rendered in parallel or alo
 from __future__ import annotations
 
 import hashlib
+import traceback
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -56,12 +57,7 @@ def render_site(site: Site, config: BuildConfig) -> list[Page]:
         pages.append(_page(env, "sitemap.xml", "sitemap.xml", common, entries=_sitemap(site)))
         pages.append(_page(env, "robots.txt", "robots.txt", common))
     except TemplateError as error:
-        name = getattr(error, "filename", None) or getattr(error, "name", None) or "templates"
-        line = getattr(error, "lineno", None)
-        source = _relative(Path(name), config.root) if name != "templates" else "templates/"
-        raise InputError(
-            [Problem(source, f"line {line}" if line else "template", str(error))]
-        ) from None
+        raise InputError([_template_problem(error, config)]) from None
     return sorted(pages, key=lambda page: page.path)
 
 
@@ -132,9 +128,21 @@ def _iso(value: datetime) -> str:
     return value.astimezone(UTC).isoformat(timespec="seconds")
 
 
-def _relative(path: Path, root: Path) -> str:
-    """Return a template path relative to the project root."""
-    try:
-        return path.resolve().relative_to(root).as_posix()
-    except ValueError:
-        return path.as_posix()
+def _template_problem(error: TemplateError, config: BuildConfig) -> Problem:
+    """Locate a template error: syntax errors carry their line, runtime errors their traceback."""
+    name, line = getattr(error, "filename", None), getattr(error, "lineno", None)
+    if name is None:
+        frames = [
+            frame
+            for frame in traceback.extract_tb(error.__traceback__)
+            if Path(frame.filename).resolve().is_relative_to(config.templates_dir)
+        ]
+        if frames:
+            name, line = frames[-1].filename, frames[-1].lineno
+    source = "templates/"
+    if name:
+        path = Path(name).resolve()
+        source = (
+            path.relative_to(config.root).as_posix() if path.is_relative_to(config.root) else name
+        )
+    return Problem(source, f"line {line}" if line else "template", error.message or str(error))

@@ -15,10 +15,10 @@ from site_builder.errors import OutputError
 from site_builder.models import Page
 
 
-def write_site(pages: Sequence[Page], out_dir: Path, protected: Sequence[Path] = ()) -> None:
+def write_site(pages: Sequence[Page], out_dir: Path, inputs: Sequence[Path] = ()) -> None:
     """Write `pages` to `out_dir`, replacing its previous contents in one swap."""
     out_dir = out_dir.resolve()
-    _refuse_dangerous_target(out_dir, protected)
+    _refuse_input_folder(out_dir, inputs)
     try:
         out_dir.parent.mkdir(parents=True, exist_ok=True)
         staging = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.staging-", dir=out_dir.parent))
@@ -65,11 +65,11 @@ def _swap(staging: Path, out_dir: Path) -> None:
     shutil.rmtree(old, ignore_errors=True)
 
 
-def _refuse_dangerous_target(out_dir: Path, protected: Sequence[Path]) -> None:
-    """Refuse to replace a folder that holds inputs (the project root, records/, content/...)."""
-    for folder in protected:
+def _refuse_input_folder(out_dir: Path, inputs: Sequence[Path]) -> None:
+    """Refuse an output folder that is, holds or sits inside an input folder (records/, ...)."""
+    for folder in inputs:
         folder = folder.resolve()
-        if out_dir == folder or folder.is_relative_to(out_dir):
+        if folder.is_relative_to(out_dir) or out_dir.is_relative_to(folder):
             raise OutputError(
-                f"{out_dir}: refusing to replace a folder that holds build inputs ({folder})"
+                f"{out_dir}: refusing to write into or replace a folder that holds build inputs ({folder})"
             )

@@ -242,36 +242,24 @@ def nested(levels: int, leaf: dict[str, Any]) -> dict[str, Any]:
     return leaf if not levels else {"depth": levels, "inner": nested(levels - 1, leaf)}
 
 
-def bug(section: Any, boundary: str, name: str, reason: str) -> Any:
-    """A placement the builder gets wrong today; strict, so a fix makes the marker go."""
-    mark = pytest.mark.xfail(strict=True, reason=reason)
-    return pytest.param(section, boundary, id=name, marks=mark)
-
-
 UNUSUAL_PLACEMENTS = [
-    bug(
+    pytest.param(
         [{"probeName": "UNSEEN-row", "reading": {"value": 3, "transferWarning": "UNSEEN in-row"}}],
         "UNSEEN in-row",
-        "boundary-in-an-object-inside-a-row",
-        "blocks._table lifts boundaries only from a row's top level; one inside a nested "
-        "object stays in the cell as 'Transfer warning: ...'",
+        id="boundary-in-an-object-inside-a-row",
     ),
-    bug(
+    pytest.param(
         [
             {"probeName": "UNSEEN-a", "claimBoundary": "UNSEEN beside a null"},
             {"claimBoundary": None},
         ],
         "UNSEEN beside a null",
-        "boundary-column-with-a-null",
-        "blocks._table keeps a boundary column when another row's value is null, so the string "
-        "is drawn in a td as well as in the callout",
+        id="boundary-column-with-a-null",
     ),
-    bug(
+    pytest.param(
         nested(7, {"note": "UNSEEN deepest", "auditBoundary": "UNSEEN deep boundary"}),
         "UNSEEN deep boundary",
-        "boundary-past-the-depth-limit",
-        "past blocks.MAX_DEPTH, _flatten renames 'auditBoundary' to a dotted key that is no "
-        "longer a boundary key, so it is drawn as a key/value cell",
+        id="boundary-past-the-depth-limit",
     ),
 ]
 
@@ -287,3 +275,18 @@ def test_a_boundary_in_an_unusual_place_is_still_a_callout_and_not_a_cell(
     page = soup(project.out / "guides" / record["status"] / "index.html")
     assert any(boundary in aside.get_text() for aside in page.select("aside.callout"))
     assert not any(boundary in td.get_text() for td in page.find_all("td"))
+
+
+def test_editorial_keys_nested_anywhere_are_never_published(
+    make_project: Callable[..., Project],
+) -> None:
+    project = make_project("unseen")
+    record = project.record(RECORD)
+    record["decision"]["serp"] = {"requestId": "UNSEEN-NESTED-SERP-1"}
+    record["overlapAudit"]["aiHot"] = {"batchArtifact": "tmp/UNSEEN-NESTED-PATH.json"}
+    record["nestedHolder"] = [{"value": 1, "discovery": "UNSEEN-NESTED-DISCOVERY"}]
+    project.save_record(RECORD, record)
+    assert project.run().returncode == 0
+    built = "\n".join(p.read_text("utf-8") for p in project.out.rglob("*") if p.is_file())
+    for needle in ("UNSEEN-NESTED-SERP-1", "UNSEEN-NESTED-PATH", "UNSEEN-NESTED-DISCOVERY"):
+        assert needle not in built

@@ -58,7 +58,7 @@ def test_refuses_to_replace_a_folder_holding_inputs(tmp_path: Path) -> None:
     records = tmp_path / "records"
     records.mkdir()
     (records / "a.json").write_text("{}")
-    for target in (tmp_path, records):
+    for target in (tmp_path, records, records / "sub"):
         with pytest.raises(OutputError, match="holds build inputs"):
-            write_site(pages("x"), target, protected=(tmp_path, records))
+            write_site(pages("x"), target, inputs=(records,))
     assert (records / "a.json").read_text() == "{}"

@@ -1,0 +1,37 @@
+"""Template mistakes are input errors that name the template and line, and write nothing."""
+
+from __future__ import annotations
+
+import pytest
+
+from site_builder.config import BuildConfig
+from site_builder.errors import InputError
+from site_builder.pipeline import build
+from tests.conftest import Project
+
+
+def break_template(project: Project, name: str, old: str, new: str) -> None:
+    """Replace the first `old` in a template."""
+    path = project.root / "templates" / name
+    text = path.read_text("utf-8")
+    assert old in text
+    path.write_text(text.replace(old, new, 1), "utf-8")
+
+
+def test_undefined_name_in_a_template_names_the_file_and_line(project: Project) -> None:
+    break_template(project, "guide.html", "{{ guide.description }}", "{{ guide.no_such_field }}")
+    with pytest.raises(InputError) as raised:
+        build(BuildConfig.for_root(project.root))
+    (problem,) = raised.value.problems
+    assert problem.source == "templates/guide.html"
+    assert problem.location.startswith("line ")
+    assert "no_such_field" in problem.message
+    assert not project.out.exists()
+
+
+def test_template_syntax_error_names_the_file_and_line(project: Project) -> None:
+    break_template(project, "home.html", "{% endfor %}", "{% endfo %}")
+    result = project.run()
+    assert result.returncode == 1
+    assert result.stderr.startswith("templates/home.html: line ")
+    assert "Traceback" not in result.stderr
