@@ -60,7 +60,10 @@ def main(argv: Sequence[str] | None = None, default_root: Path | None = None) ->
         )
         return 1
     except OutputError as error:
-        print(f"{error}; the previous output is untouched.", file=sys.stderr)
+        print(error, file=sys.stderr)
+        print(
+            "Aborted: the site was not written; the previous output is untouched.", file=sys.stderr
+        )
         return 1
     return _report(report, config, args, time.perf_counter() - started)
 

@@ -38,3 +38,8 @@ class InputError(SiteError):
 
 class OutputError(SiteError):
     """The site could not be written; the previous output is left as it was."""
+
+    def __init__(self, folder: object, message: str) -> None:
+        self.folder = str(folder)
+        self.message = message
+        super().__init__(f"{self.folder}: output: {message}")

@@ -147,9 +147,10 @@ class RecordCore(BaseModel):
 # --- the normalised guide (normalize.py, assemble.py) --------------------------------------
 
 
-@dataclass(frozen=True)
-class Receipt:
+class Receipt(BaseModel):
     """A pinned source: what it is, where it was fetched, its size and hash."""
+
+    model_config = ConfigDict(frozen=True)
 
     name: str
     url: str
@@ -158,18 +159,24 @@ class Receipt:
     extra: tuple[tuple[str, JsonValue], ...] = ()
 
 
-@dataclass(frozen=True)
-class NearbyPage:
+class NearbyPage(BaseModel):
     """An existing page the overlap audit compares this guide with."""
+
+    model_config = ConfigDict(frozen=True)
 
     url: str
     reader_job: str
     difference: str
 
 
-@dataclass(frozen=True)
-class Evidence:
-    """One audit record with its spelling variants resolved and its editorial parts removed."""
+class Evidence(BaseModel):
+    """One audit record with its spelling variants resolved and its editorial parts removed.
+
+    The one typed model of a record that every later stage reads; templates never see the
+    raw keys (`label` vs `id`, `nearestPages` vs `closestPages`, `decision` vs `rolloutDecision`).
+    """
+
+    model_config = ConfigDict(frozen=True)
 
     source: str
     operation_id: str

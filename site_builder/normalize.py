@@ -198,7 +198,11 @@ def _nearby(
             )
             continue
         pages.append(
-            NearbyPage(item["url"], _text(item.get("readerJob")), _text(item.get("difference")))
+            NearbyPage(
+                url=item["url"],
+                reader_job=_text(item.get("readerJob")),
+                difference=_text(item.get("difference")),
+            )
         )
     for index, url in enumerate(_list(overlap.get("closestPages"))):
         if not isinstance(url, str):
@@ -206,13 +210,13 @@ def _nearby(
                 Problem(source, f"{OVERLAP_KEY}.closestPages.{index}", "must be a URL string")
             )
             continue
-        pages.append(NearbyPage(url, "", ""))
+        pages.append(NearbyPage(url=url, reader_job="", difference=""))
     if isinstance(overlap.get("nearestPage"), str):
         pages.append(
             NearbyPage(
-                overlap["nearestPage"],
-                _text(overlap.get("nearestPageIntent")),
-                _text(overlap.get("newPageIntent")),
+                url=overlap["nearestPage"],
+                reader_job=_text(overlap.get("nearestPageIntent")),
+                difference=_text(overlap.get("newPageIntent")),
             )
         )
     note = _text(overlap.get("distinction"))

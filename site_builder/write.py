@@ -23,15 +23,15 @@ def write_site(pages: Sequence[Page], out_dir: Path, inputs: Sequence[Path] = ()
         out_dir.parent.mkdir(parents=True, exist_ok=True)
         staging = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.staging-", dir=out_dir.parent))
     except OSError as error:
-        raise OutputError(
-            f"{out_dir.parent}: cannot create the staging folder: {error.strerror or error}"
-        ) from None
+        message = f"cannot create the staging folder: {error.strerror or error}"
+        raise OutputError(out_dir.parent, message) from None
     try:
         write_tree(pages, staging)
         _swap(staging, out_dir)
     except OSError as error:
         shutil.rmtree(staging, ignore_errors=True)
-        raise OutputError(f"{out_dir}: cannot write the site: {error.strerror or error}") from None
+        message = f"cannot write the site: {error.strerror or error}"
+        raise OutputError(out_dir, message) from None
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
@@ -70,6 +70,7 @@ def _refuse_input_folder(out_dir: Path, inputs: Sequence[Path]) -> None:
     for folder in inputs:
         folder = folder.resolve()
         if folder.is_relative_to(out_dir) or out_dir.is_relative_to(folder):
-            raise OutputError(
-                f"{out_dir}: refusing to write into or replace a folder that holds build inputs ({folder})"
+            message = (
+                f"refusing to write into or replace a folder that holds build inputs ({folder})"
             )
+            raise OutputError(out_dir, message)

@@ -245,8 +245,9 @@ def test_out_folder_that_is_or_holds_or_sits_in_inputs_is_refused(
 ) -> None:
     inputs = [tree_digest(built.root / name) for name in ("records", "content", "templates")]
     assert len(inputs[0]) == 4 and "assets/style.css" in inputs[2]
-    [line] = run_failing(built, "--out", target)
-    assert line.startswith(f"{(built.root / target).resolve()}: refusing")
+    line, summary = run_failing(built, "--out", target)
+    assert line.startswith(f"{(built.root / target).resolve()}: output: refusing")
+    assert summary == "Aborted: the site was not written; the previous output is untouched."
     assert "build inputs" in line
     assert [tree_digest(built.root / n) for n in ("records", "content", "templates")] == inputs
     assert not (built.root / "records" / "sub").exists()

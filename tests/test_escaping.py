@@ -1,0 +1,57 @@
+"""Hostile text in records and prose is shown as text: nothing executes, nothing is evaluated."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from tests.conftest import Project, soup
+
+RECORD = "unseen.json"
+PAYLOADS = [
+    "<script>alert('r1')</script>",
+    '"><img src=x onerror=alert(2)>',
+    "<svg onload=alert(3)>",
+    "javascript:alert(4)",
+    "{{ 7*7 }}",
+    "{% raw %}x{% endraw %}",
+    "\u202eevil\u202c",
+]
+
+
+def test_hostile_record_and_prose_text_is_escaped(make_project: Callable[..., Project]) -> None:
+    project = make_project("unseen")
+    record = project.record(RECORD)
+    record["hostileSection"] = [{"value": payload, "boundary": payload} for payload in PAYLOADS]
+    record["hostileKeys"] = {payload: payload for payload in PAYLOADS}
+    record["decision"]["rollback"] = PAYLOADS[0]
+    record["sourceReceipts"][0]["name"] = PAYLOADS[1]
+    record["overlapAudit"]["nearestPages"][0]["url"] = "javascript:alert(5)"
+    project.save_record(RECORD, record)
+    project.write(
+        "content/hostile.md",
+        "---\n"
+        'title: "<script>alert(6)</script>"\n'
+        'description: "{{ 7*7 }} <b>bold</b>"\n'
+        "slug: hostile\n"
+        f"record: {record['operationId']}\n"
+        'reader_job: "<img src=x onerror=alert(7)>"\n'
+        "published: 2026-08-24\n"
+        "---\n"
+        "<script>alert(8)</script>\n\n"
+        "[x](javascript:alert(9)) [y](JAVASCRIPT:alert(10)) ![z](data:text/html,alert(11))\n\n"
+        "<a href='javascript:alert(12)' onclick='alert(13)'>raw</a> {{ 7*7 }}\n",
+    )
+    result = project.run()
+    assert result.returncode == 0, result.stderr
+    page = soup(project.out / "guides" / "hostile" / "index.html")
+    assert page.find_all("script") == []
+    assert page.find_all("img") == []
+    assert page.find_all("svg") == []
+    for tag in page.find_all(True):
+        assert not [name for name in tag.attrs if name.lower().startswith("on")], tag.name
+    for link in page.find_all(href=True):
+        assert link["href"].startswith(("https://", "http://", "/", "#")), link["href"]
+    text = page.get_text()
+    assert "{{ 7*7 }}" in text
+    assert "<script>alert('r1')</script>" in text
+    assert page.title.get_text().startswith("<script>alert(6)</script>")
