@@ -7,7 +7,9 @@ from datetime import UTC
 
 from site_builder.errors import InputError, Problem
 from site_builder.humanize import humanize_slug
-from site_builder.models import SLUG_PATTERN, Doc, Evidence, Guide, Normalized, Site
+from site_builder.models import Doc, Evidence, Guide, Normalized, Site
+from site_builder.schema import SLUG_PATTERN, RegistryEntry
+from site_builder.urls import page_key
 
 DESCRIPTION_LIMIT = 159
 
@@ -53,7 +55,20 @@ def assemble(normalized: Normalized) -> Site:
         guides=tuple(ordered),
         assets=normalized.assets,
         by_url={guide.url: guide for guide in ordered},
+        registry=normalized.registry,
+        registry_by_key=_registry_by_key(normalized),
     )
+
+
+def _registry_by_key(normalized: Normalized) -> dict[str, RegistryEntry]:
+    """Index registry entries by normalised URL; duplicates are a check finding, not an error."""
+    index: dict[str, RegistryEntry] = {}
+    if normalized.settings is not None:
+        for entry in normalized.registry:
+            key = page_key(entry.url, normalized.settings.base_url)
+            if key is not None:
+                index.setdefault(key, entry)
+    return index
 
 
 def _guide(evidence: Evidence, doc: Doc | None) -> Guide:

@@ -15,7 +15,7 @@ from typing import Any
 
 from site_builder.cells import Cell, format_cell, is_scalar
 from site_builder.humanize import anchor_for, humanize_key
-from site_builder.models import JsonValue
+from site_builder.schema import JsonValue
 
 BOUNDARY_KEYS = frozenset({"boundary", "claimBoundary", "auditBoundary", "transferWarning"})
 VERDICT_KEYS = frozenset({"decision", "result", "verdict", "classification", "outcome"})

@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass
 
 from site_builder.humanize import humanize_key
-from site_builder.models import JsonValue, is_http_url
+from site_builder.schema import JsonValue, is_http_url
 
 _IDENTIFIER_SUFFIX = re.compile(r"(pr|issue|pullrequest|id|number|year|port)$")
 _HASH = re.compile(r"^[0-9a-f]{40}$|^[0-9a-f]{64}$")

@@ -1,4 +1,4 @@
-"""Command line: parse options, run the pipeline, print one line per problem, set the exit code.
+"""Command line: parse options, run the pipeline, print the report, set the exit code.
 
 Exit codes: 0 success, 1 input, check or output errors, 2 bad usage.
 """
@@ -13,8 +13,10 @@ from pathlib import Path
 
 from site_builder.config import BuildConfig
 from site_builder.errors import InputError, OutputError
-from site_builder.models import BuildReport
+from site_builder.models import Finding
 from site_builder.pipeline import build
+from site_builder.registry import import_sitemap
+from site_builder.report import counts, format_json, format_text, problems_as_findings
 
 
 def make_parser() -> argparse.ArgumentParser:
@@ -23,17 +25,20 @@ def make_parser() -> argparse.ArgumentParser:
         prog="python build.py",
         description="Build the GLM-5.2 guide site from audit records and Markdown prose.",
     )
-    parser.add_argument(
-        "--out", type=Path, metavar="DIR", help="output folder (default: _site/ in the project)"
-    )
+    parser.add_argument("--out", type=Path, metavar="DIR", help="output folder (default: _site/)")
     parser.add_argument(
         "--root",
         type=Path,
         metavar="DIR",
-        help="project folder holding records/, content/, templates/",
+        help="project folder with records/, content/, templates/",
+    )
+    mode = parser.add_mutually_exclusive_group()
+    mode.add_argument("--audit", action="store_true", help="run every check, write nothing")
+    mode.add_argument(
+        "--import-sitemap", type=Path, metavar="FILE", help="merge a sitemap.xml into the registry"
     )
     parser.add_argument(
-        "--audit", action="store_true", help="run every check without writing the site"
+        "--format", choices=("text", "json"), default="text", help="report format (default: text)"
     )
     parser.add_argument("--quiet", action="store_true", help="print only warnings and errors")
     return parser
@@ -47,41 +52,69 @@ def main(argv: Sequence[str] | None = None, default_root: Path | None = None) ->
         print(f"error: {root}: not a project folder (no records/ inside)", file=sys.stderr)
         return 2
     config = BuildConfig.for_root(root, args.out.resolve() if args.out else None)
+    if args.import_sitemap:
+        return _import(config, args.import_sitemap)
     started = time.perf_counter()
     try:
         report = build(config, write=not args.audit)
     except InputError as error:
-        for problem in error.problems:
-            print(problem, file=sys.stderr)
-        count = len(error.problems)
-        print(
-            f"Aborted: {count} input error{'s' if count != 1 else ''}; nothing was written.",
-            file=sys.stderr,
-        )
-        return 1
+        return _failed(problems_as_findings(error.problems), args, "input error")
     except OutputError as error:
         print(error, file=sys.stderr)
         print(
             "Aborted: the site was not written; the previous output is untouched.", file=sys.stderr
         )
         return 1
-    return _report(report, config, args, time.perf_counter() - started)
-
-
-def _report(
-    report: BuildReport, config: BuildConfig, args: argparse.Namespace, seconds: float
-) -> int:
-    """Print findings and a summary line; return 1 if any finding is an error."""
-    errors = [finding for finding in report.findings if finding.severity == "error"]
-    for finding in report.findings:
-        print(f"{finding.severity}: {finding}", file=sys.stderr)
-    if errors:
-        print(f"Aborted: {len(errors)} check error(s); nothing was written.", file=sys.stderr)
-        return 1
-    if not args.quiet:
-        warnings = len(report.findings)
+    findings = list(report.findings)
+    pages = sum(1 for page in report.pages if page.path.endswith(".html"))
+    if counts(findings)["errors"]:
+        return _failed(findings, args, "check error", pages=pages)
+    if args.format == "json":
+        print(format_json(findings, pages))
+    elif findings and (args.audit or counts(findings)["warnings"]):
+        print(format_text(findings, pages, include_info=args.audit), file=sys.stderr)
+    if not args.quiet and args.format == "text":
+        seconds = time.perf_counter() - started
         action = (
             "Audited" if args.audit else f"Built {len(report.pages)} files into {config.out_dir}"
         )
-        print(f"{action}: {report.guides} guides, {warnings} warning(s), {seconds:.2f}s.")
+        print(f"{action}: {report.guides} guides in {seconds:.2f}s.")
+    return 0
+
+
+def _failed(findings: list[Finding], args: argparse.Namespace, kind: str, pages: int = 0) -> int:
+    """Report a failed run: JSON on stdout, or one line per error and a summary on stderr."""
+    if args.format == "json":
+        print(format_json(findings, pages))
+        return 1
+    errors = [f for f in findings if f.severity == "error"]
+    if kind == "input error":
+        for finding in errors:
+            print(f"{finding.source}: {finding.message}", file=sys.stderr)
+    else:
+        print(format_text(findings, pages, include_info=args.audit), file=sys.stderr)
+    count = len(errors)
+    plural = "s" if count != 1 else ""
+    print(f"Aborted: {count} {kind}{plural}; nothing was written.", file=sys.stderr)
+    return 1
+
+
+def _import(config: BuildConfig, sitemap: Path) -> int:
+    """Merge a sitemap into the registry and say what changed."""
+    try:
+        result = import_sitemap(config, sitemap)
+    except InputError as error:
+        for problem in error.problems:
+            print(problem, file=sys.stderr)
+        print("Aborted: the registry is unchanged.", file=sys.stderr)
+        return 1
+    except OutputError as error:
+        print(error, file=sys.stderr)
+        print("Aborted: the registry is unchanged.", file=sys.stderr)
+        return 1
+    print(
+        f"Imported {sitemap}: {result.read} URLs read, {result.added} added, "
+        f"{result.updated} lastmod updated, {result.foreign} on other hosts ignored; "
+        f"the registry now has {result.total} pages."
+    )
     return 0

@@ -21,6 +21,7 @@ from site_builder.models import Asset, Inputs, RawDoc, RawRecord
 MAX_RECORD_BYTES = 8 * 1024 * 1024
 MAX_DOC_BYTES = 1024 * 1024
 FENCE = "---"
+REGISTRY_NAME = "registry.json"
 _OPERATION_ID = re.compile(r'"operationId"\s*:\s*"([A-Za-z0-9._-]{1,100})"')
 
 
@@ -82,13 +83,24 @@ def load_inputs(config: BuildConfig) -> Inputs:
         problems.append(
             Problem(settings.source, "file", "missing: the site settings file is required")
         )
+    registry = None
+    for source, data in _read_each(
+        config, config.content_dir, REGISTRY_NAME, _decode_record, problems
+    ):
+        registry = RawRecord(source, data)
     assets = [
         Asset(path.name, path.read_bytes())
         for path in sorted(config.assets_dir.glob("*"))
         if path.is_file()
     ]
     return Inputs(
-        tuple(records), tuple(docs), settings, tuple(assets), tuple(problems), unreadable_ids
+        records=tuple(records),
+        docs=tuple(docs),
+        settings=settings,
+        assets=tuple(assets),
+        registry=registry,
+        problems=tuple(problems),
+        unreadable_ids=unreadable_ids,
     )
 
 

@@ -1,37 +1,21 @@
-"""Every type the stages share: raw inputs, validated inputs, the assembled site, pages, findings."""
+"""Every type the stages share: raw inputs, the normalised guide, the site, pages, findings.
+
+The file formats people write (and their pydantic schemas) live in `schema`.
+"""
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from datetime import date, datetime
-from typing import Annotated, Any, Literal
+from typing import Literal
 
 from pydantic import (
-    AwareDatetime,
     BaseModel,
     ConfigDict,
-    Field,
-    StrictBool,
-    StrictInt,
-    StrictStr,
-    StringConstraints,
 )
 
 from site_builder.errors import Problem
-
-SLUG_PATTERN = r"^[a-z0-9]+(-[a-z0-9]+)*$"
-HTTP_URL_PATTERN = r"^https?://[^\s/?#]+[^\s]*$"
-SHA256_PATTERN = r"^[0-9a-f]{64}$"
-
-Tag = Annotated[StrictStr, StringConstraints(pattern=SLUG_PATTERN, max_length=40)]
-"""A slug-like label on a guide: `vllm`, `kernel-fusion`."""
-
-JsonValue = Any
-"""A value decoded from JSON: dict, list, str, int, float, bool or None."""
-
-Scalar = str | int | float | bool | None
-
+from site_builder.schema import FrontMatter, JsonValue, RegistryEntry, Scalar, SiteSettings
 
 # --- raw inputs, as read from disk (load.py) -------------------------------------------------
 
@@ -69,79 +53,10 @@ class Inputs:
     docs: tuple[RawDoc, ...]
     settings: RawDoc
     assets: tuple[Asset, ...]
+    registry: RawRecord | None = None
     problems: tuple[Problem, ...] = ()
     unreadable_ids: frozenset[str] = frozenset()
     """operationIds seen in record files that could not be decoded."""
-
-
-# --- validated inputs (normalize.py) -------------------------------------------------------
-
-
-class SiteSettings(BaseModel):
-    """content/site.yaml: what the site is called and where it lives."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
-
-    title: StrictStr = Field(min_length=1, max_length=80)
-    """Site name, shown in every page title and the header."""
-    base_url: StrictStr = Field(pattern=r"^https://[a-z0-9.-]+$")
-    """Scheme and host of the published site, without a trailing slash."""
-    language: StrictStr = Field(default="en", pattern=r"^[a-z]{2}(-[A-Z]{2})?$")
-    """The `lang` of every page."""
-    description: StrictStr = Field(min_length=1, max_length=160)
-    """Meta description of the home page and the guides index."""
-    intro: StrictStr = ""
-    """Markdown shown on the home page above the latest guides."""
-
-
-class FrontMatter(BaseModel):
-    """The YAML header of one guide in content/."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
-
-    title: StrictStr = Field(min_length=1, max_length=120)
-    """The page title and <h1>."""
-    description: StrictStr = Field(min_length=1, max_length=159)
-    """Meta description for search results (under 160 characters)."""
-    slug: StrictStr = Field(pattern=SLUG_PATTERN, max_length=120)
-    """Fixes the guide's URL: /guides/<slug>/."""
-    record: StrictStr = Field(min_length=1)
-    """The operationId of the audit record this guide renders."""
-    reader_job: StrictStr = Field(min_length=1, max_length=300)
-    """One sentence: what the reader decides with this page."""
-    tags: tuple[Tag, ...] = Field(default=(), strict=False, max_length=12)
-    """Slug-like labels; the first names the engine."""
-    published: date = Field(strict=False)
-    """When the guide was first published."""
-    updated: date | None = Field(default=None, strict=False)
-    """When the prose last changed materially, if after `published`."""
-
-
-class ReceiptIn(BaseModel):
-    """One source receipt as a record states it; the name key varies by record."""
-
-    model_config = ConfigDict(extra="allow", frozen=True)
-
-    url: StrictStr = Field(pattern=HTTP_URL_PATTERN)
-    bytes: StrictInt = Field(ge=0)
-    sha256: StrictStr = Field(pattern=SHA256_PATTERN)
-
-
-class RecordCore(BaseModel):
-    """The fields every audit record has; any other section is kept and rendered by shape."""
-
-    model_config = ConfigDict(extra="allow", frozen=True)
-
-    schema_version: StrictInt = Field(alias="schemaVersion", ge=1)
-    operation_id: StrictStr = Field(
-        alias="operationId", pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$"
-    )
-    checked_at: AwareDatetime = Field(alias="checkedAt")
-    status: StrictStr = Field(alias="status", min_length=1, max_length=200)
-    revisions: dict[str, Scalar] = Field(alias="revisions")
-    source_receipts: list[ReceiptIn] = Field(alias="sourceReceipts")
-    model_facts: dict[str, JsonValue] = Field(alias="model")
-    invariants: dict[str, StrictBool] = Field(alias="invariants")
 
 
 # --- the normalised guide (normalize.py, assemble.py) --------------------------------------
@@ -203,6 +118,7 @@ class Normalized:
     docs: tuple[Doc, ...]
     settings: SiteSettings | None
     assets: tuple[Asset, ...]
+    registry: tuple[RegistryEntry, ...] = ()
     problems: tuple[Problem, ...] = ()
     """Every problem found so far; assembling adds its own, then the build stops once."""
     invalid_ids: frozenset[str] = frozenset()
@@ -252,6 +168,10 @@ class Site:
     guides: tuple[Guide, ...]
     assets: tuple[Asset, ...]
     by_url: dict[str, Guide] = field(default_factory=dict)
+    registry: tuple[RegistryEntry, ...] = ()
+    registry_by_key: dict[str, RegistryEntry] = field(default_factory=dict)
+    """Registry entries by normalised URL (the first of any duplicates)."""
+    registry_source: str = "content/registry.json"
 
     def canonical(self, url: str) -> str:
         """Return the absolute canonical form of a site-relative URL."""
@@ -269,14 +189,26 @@ class Page:
     content: bytes
 
 
+Severity = Literal["error", "warning", "info"]
+
+
 @dataclass(frozen=True)
 class Finding:
-    """One result of a site check; the CLI decides how loudly to report it."""
+    """One result of a site check: which check, how bad, which file and pages, what is wrong."""
 
     check: str
-    severity: Literal["error", "warning"]
+    severity: Severity
     source: str
+    """The input file to change to fix it (a record, a guide, the registry)."""
     message: str
+    page: str = ""
+    """The site URL the finding is about; the report groups findings by it."""
+    related: tuple[str, ...] = ()
+    """Other pages involved (the near-duplicate, the unresolved link target, ...)."""
+    score: float | None = None
+    """Similarity score of overlap findings, 0 to 1."""
+    reviewed: bool = False
+    """An overlap the record's own overlap audit already names with a stated difference."""
 
     def __str__(self) -> str:
         """Return the one-line form `source: check: message`."""
@@ -290,8 +222,3 @@ class BuildReport:
     pages: tuple[Page, ...]
     findings: tuple[Finding, ...]
     guides: int
-
-
-def is_http_url(value: str) -> bool:
-    """Return whether `value` is an absolute http(s) URL, the only kind we ever link to."""
-    return re.match(HTTP_URL_PATTERN, value) is not None

@@ -13,19 +13,16 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from site_builder.errors import Problem
-from site_builder.models import (
-    Doc,
-    Evidence,
+from site_builder.models import Doc, Evidence, Inputs, NearbyPage, Normalized, RawRecord, Receipt
+from site_builder.schema import (
     FrontMatter,
-    Inputs,
     JsonValue,
-    NearbyPage,
-    Normalized,
-    RawRecord,
-    Receipt,
     RecordCore,
+    RegistryEntry,
+    RegistryFile,
     SiteSettings,
 )
+from site_builder.urls import page_key
 
 DECISION_KEYS = ("decision", "rolloutDecision")
 RECORD_BOUNDARY_KEYS = ("runtimeBoundary", "boundaries", "scope")
@@ -62,6 +59,7 @@ def normalize(inputs: Inputs) -> Normalized:
         front = _validate(FrontMatter, raw.front, raw.source, "front matter.", problems)
         if front is not None:
             docs.append(Doc(raw.source, front, raw.body))
+    registry = _registry(inputs, settings, problems)
     valid = {item.source for item in evidence}
     invalid_ids = inputs.unreadable_ids | frozenset(
         raw.data["operationId"]
@@ -69,8 +67,32 @@ def normalize(inputs: Inputs) -> Normalized:
         if raw.source not in valid and isinstance(raw.data.get("operationId"), str)
     )
     return Normalized(
-        tuple(evidence), tuple(docs), settings, inputs.assets, tuple(problems), invalid_ids
+        evidence=tuple(evidence),
+        docs=tuple(docs),
+        settings=settings,
+        assets=inputs.assets,
+        registry=registry,
+        problems=tuple(problems),
+        invalid_ids=invalid_ids,
     )
+
+
+def _registry(
+    inputs: Inputs, settings: SiteSettings | None, problems: list[Problem]
+) -> tuple[RegistryEntry, ...]:
+    """Validate the sitemap registry; every URL must be a page of this site."""
+    if inputs.registry is None:
+        return ()
+    source = inputs.registry.source
+    registry = _validate(RegistryFile, inputs.registry.data, source, "", problems)
+    if registry is None:
+        return ()
+    if settings is not None:
+        for index, entry in enumerate(registry.pages):
+            if page_key(entry.url, settings.base_url) is None:
+                message = f"'{entry.url}' is not a page of {settings.base_url}"
+                problems.append(Problem(source, f"pages.{index}.url", message))
+    return registry.pages
 
 
 def _validate(

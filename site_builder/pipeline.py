@@ -16,7 +16,7 @@ def build(config: BuildConfig, *, write: bool = True) -> BuildReport:
     """Build the site; write it unless `write` is false or a check found an error."""
     site = assemble(normalize(load_inputs(config)))
     pages = render_site(site, config)
-    findings = run_checks(site)
+    findings = run_checks(site, pages)
     if write and not any(finding.severity == "error" for finding in findings):
         write_site(pages, config.out_dir, inputs=config.input_dirs)
     return BuildReport(tuple(pages), tuple(findings), len(site.guides))

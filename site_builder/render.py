@@ -20,6 +20,7 @@ from site_builder.errors import InputError, Problem
 from site_builder.humanize import humanize_slug
 from site_builder.markdown import render_markdown
 from site_builder.models import Asset, Guide, Page, Site
+from site_builder.urls import canonical_url, page_key
 from site_builder.views import guide_view, pinned_release
 
 LATEST_ON_HOME = 10
@@ -80,7 +81,8 @@ def render_guide(env: Environment, guide: Guide, common: dict[str, Any]) -> Page
 def link_target(href: str, site: Site) -> str:
     """Keep links to pages built here site-relative; send other site paths to their canonical."""
     path = href.split("#", 1)[0].split("?", 1)[0]
-    built = path in SITE_PAGES or path in site.by_url or path.startswith("/assets/")
+    key = page_key(href, site.settings.base_url)
+    built = path in SITE_PAGES or key in site.by_url or path.startswith("/assets/")
     return href if built else site.canonical(href)
 
 
@@ -109,13 +111,22 @@ def _asset_pages(assets: tuple[Asset, ...]) -> tuple[list[Page], dict[str, str]]
     return pages, urls
 
 
-def _sitemap(site: Site) -> list[tuple[str, datetime]]:
-    """Return (canonical URL, lastmod) for every published page."""
-    entries = [(site.canonical(guide.url), guide.lastmod) for guide in site.guides]
+def _sitemap(site: Site) -> list[tuple[str, str]]:
+    """Return (canonical URL, lastmod) for the registry's pages and every page built here."""
+    base = site.settings.base_url
+    entries: dict[str, tuple[str, str]] = {}
+    for entry in site.registry:
+        key = page_key(entry.url, base) or entry.url
+        lastmod = entry.lastmod or (entry.published.isoformat() if entry.published else "")
+        url = canonical_url(entry.url, base) if entry.url.startswith("/") else entry.url
+        entries.setdefault(key, (url, lastmod))
+    built = [(guide.url, guide.lastmod) for guide in site.guides]
     if site.guides:
         newest = max(guide.lastmod for guide in site.guides)
-        entries = [(site.canonical("/"), newest), (site.canonical("/guides/"), newest), *entries]
-    return sorted(entries)
+        built += [("/", newest), ("/guides/", newest)]
+    for url, lastmod in built:
+        entries[url] = (site.canonical(url), _iso(lastmod))
+    return sorted(entries.values())
 
 
 def _timestamp(value: datetime) -> str:

@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from urllib.parse import urlsplit
 
 from site_builder.blocks import Block, KeyValue, Pair, build_block
 from site_builder.cells import format_cell, is_scalar
 from site_builder.humanize import anchor_for, humanize_key, humanize_slug
-from site_builder.models import Guide, JsonValue, Receipt, Site, is_http_url
+from site_builder.models import Guide, Receipt, Site
+from site_builder.schema import JsonValue, is_http_url
+from site_builder.urls import canonical_url, page_key
 
 _GPU_RUNS = re.compile(r"gpu.*runs?$", re.IGNORECASE)
 _MODEL_CALLS = re.compile(r"model.*calls?$", re.IGNORECASE)
@@ -177,26 +178,17 @@ def _receipt(receipt: Receipt) -> ReceiptView:
 
 def _nearby(url: str, reader_job: str, difference: str, site: Site) -> NearbyView:
     """Resolve a nearby page: site-relative when built here, absolute canonical otherwise."""
-    path = site_path(url, site.settings.base_url)
-    if path is None:
+    key = page_key(url, site.settings.base_url)
+    if key is None:
         href = url if is_http_url(url) else ""
         return NearbyView(href, url, reader_job, difference)
-    guide = site.by_url.get(path)
+    guide = site.by_url.get(key)
     if guide is not None:
-        return NearbyView(path, guide.title, reader_job or guide.reader_job, difference)
-    return NearbyView(site.canonical(path), path, reader_job, difference)
-
-
-def site_path(url: str, base_url: str) -> str | None:
-    """Return the site-relative path of a URL on this site, or None for another host."""
-    parts = urlsplit(url)
-    if parts.scheme or parts.netloc:
-        if f"{parts.scheme}://{parts.netloc}".lower() != base_url.lower():
-            return None
-    elif not url.startswith("/"):
-        return None
-    path = parts.path or "/"
-    return path if path.endswith("/") else path + "/"
+        return NearbyView(key, guide.title, reader_job or guide.reader_job, difference)
+    entry = site.registry_by_key.get(key)
+    label = entry.title if entry and entry.title else key
+    job = reader_job or (entry.reader_job if entry else "")
+    return NearbyView(canonical_url(key, site.settings.base_url), label, job, difference)
 
 
 def pinned_release(guide: Guide) -> str:

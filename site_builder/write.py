@@ -74,3 +74,15 @@ def _refuse_input_folder(out_dir: Path, inputs: Sequence[Path]) -> None:
                 f"refusing to write into or replace a folder that holds build inputs ({folder})"
             )
             raise OutputError(out_dir, message)
+
+
+def write_file_atomic(path: Path, text: str) -> None:
+    """Replace one file in a single rename, so a reader never sees half of it."""
+    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8", newline="\n") as stream:
+            stream.write(text)
+        os.replace(temporary, path)
+    except OSError as error:
+        Path(temporary).unlink(missing_ok=True)
+        raise OutputError(path, f"cannot write: {error.strerror or error}") from None

@@ -25,7 +25,6 @@ def test_hostile_record_and_prose_text_is_escaped(make_project: Callable[..., Pr
     record["hostileKeys"] = {payload: payload for payload in PAYLOADS}
     record["decision"]["rollback"] = PAYLOADS[0]
     record["sourceReceipts"][0]["name"] = PAYLOADS[1]
-    record["overlapAudit"]["nearestPages"][0]["url"] = "javascript:alert(5)"
     project.save_record(RECORD, record)
     project.write(
         "content/hostile.md",

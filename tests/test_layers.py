@@ -11,7 +11,9 @@ PKG = Path(__file__).resolve().parent.parent / "site_builder"
 ORDER = [
     "errors",
     "config",
+    "schema",
     "models",
+    "urls",
     "humanize",
     "cells",
     "load",
@@ -21,8 +23,13 @@ ORDER = [
     "views",
     "markdown",
     "render",
+    "scan",
+    "overlap",
+    "consistency",
     "checks",
+    "report",
     "write",
+    "registry",
     "pipeline",
     "cli",
 ]

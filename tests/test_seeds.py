@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -11,7 +12,7 @@ from xml.etree import ElementTree
 import pytest
 from bs4 import BeautifulSoup
 
-from tests.conftest import BOUNDARY_KEYS, EDITORIAL_KEYS, load_records, soup
+from tests.conftest import BOUNDARY_KEYS, EDITORIAL_KEYS, ROOT, load_records, soup
 
 RECORDS = load_records()
 SLUGS = {
@@ -227,12 +228,17 @@ def test_every_page_has_title_description_canonical_lang_and_nav(site: Path) -> 
         assert doc.find("a", href="/guides/") is not None, path
 
 
-def test_sitemap_lists_exactly_the_canonicals_with_record_lastmod(site: Path) -> None:
+def test_sitemap_lists_built_pages_and_registry_pages_once_with_record_lastmod(
+    site: Path,
+) -> None:
     tree = ElementTree.parse(site / "sitemap.xml")
+    locs = [url.find("s:loc", SITEMAP_NS).text for url in tree.findall("s:url", SITEMAP_NS)]
+    assert len(locs) == len(set(locs))
     entries = {
-        url.find("s:loc", SITEMAP_NS).text: url.find("s:lastmod", SITEMAP_NS).text
+        url.find("s:loc", SITEMAP_NS).text: getattr(url.find("s:lastmod", SITEMAP_NS), "text", "")
         for url in tree.findall("s:url", SITEMAP_NS)
     }
+    registry = json.loads((ROOT / "content" / "registry.json").read_text("utf-8"))["pages"]
     canonicals = {}
     for path in html_pages(site):
         doc = soup(path)
@@ -241,7 +247,7 @@ def test_sitemap_lists_exactly_the_canonicals_with_record_lastmod(site: Path) ->
         canonical = doc.find("link", rel="canonical")["href"]
         assert doc.find("meta", property="og:url")["content"] == canonical
         canonicals[canonical] = path
-    assert set(entries) == set(canonicals)
+    assert set(entries) == set(canonicals) | {page["url"] for page in registry}
     for name, slug in SLUGS.items():
         checked = RECORDS[name]["checkedAt"]
         lastmod = entries[f"https://glm52.ai/guides/{slug}/"]

@@ -1,0 +1,142 @@
+"""Site consistency: sitemap, canonical tags and internal links agree with each other.
+
+Works on the rendered pages (via their scans), after rendering and before writing, so a
+site whose links or canonicals disagree is never published.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from urllib.parse import urlsplit
+from xml.etree import ElementTree
+
+from site_builder.models import Finding, Page, Site
+from site_builder.scan import PageScan
+from site_builder.urls import page_key, same_host
+
+SITEMAP_NS = "{http://www.sitemaps.org/schemas/sitemap/0.9}"
+
+
+def check_site(site: Site, pages: Sequence[Page], scans: Sequence[PageScan]) -> list[Finding]:
+    """Return every sitemap, canonical, link and anchor inconsistency of the built site."""
+    locs = _sitemap_locs(pages)
+    return [
+        *_check_sitemap(site, scans, locs),
+        *_check_canonicals(site, scans, set(locs)),
+        *_check_links(site, pages, scans),
+    ]
+
+
+def _sitemap_locs(pages: Sequence[Page]) -> list[str]:
+    """Return the <loc> values of the built sitemap.xml."""
+    sitemap = next((page for page in pages if page.path == "sitemap.xml"), None)
+    if sitemap is None:
+        return []
+    root = ElementTree.fromstring(sitemap.content)
+    return [(loc.text or "").strip() for loc in root.iter(f"{SITEMAP_NS}loc")]
+
+
+def _source(site: Site, key: str) -> str:
+    """Return the input file behind a page: its guide's prose or record, else the templates."""
+    guide = site.by_url.get(key)
+    if guide is not None:
+        return guide.doc_source or guide.evidence.source
+    return "templates/"
+
+
+def _check_sitemap(site: Site, scans: Sequence[PageScan], locs: list[str]) -> list[Finding]:
+    """sitemap.xml lists exactly the registry's canonicals plus the built pages, each once."""
+    base = site.settings.base_url
+    expected = {page_key(entry.url, base) for entry in site.registry}
+    expected |= {scan.key for scan in scans if not scan.noindex}
+    listed = Counter(page_key(loc, base) or loc for loc in locs)
+    findings = [
+        Finding("sitemap", "error", "sitemap.xml", f"{key} is listed {count} times", key)
+        for key, count in sorted(listed.items())
+        if count > 1
+    ]
+    findings += [
+        Finding("sitemap", "error", "sitemap.xml", f"{key} is missing from sitemap.xml", key)
+        for key in sorted(expected - set(listed), key=str)
+    ]
+    findings += [
+        Finding(
+            "sitemap", "error", "sitemap.xml", f"{key} is listed but is no page of the site", key
+        )
+        for key in sorted(set(listed) - expected, key=str)
+    ]
+    return findings
+
+
+def _check_canonicals(site: Site, scans: Sequence[PageScan], locs: set[str]) -> list[Finding]:
+    """Every indexable page's canonical and og:url equal its own sitemap entry."""
+    findings = []
+    for scan in scans:
+        if scan.noindex:
+            continue
+        source = _source(site, scan.key)
+        if not scan.canonical:
+            findings.append(
+                Finding("canonical", "error", source, "has no canonical link", scan.key)
+            )
+            continue
+        if page_key(scan.canonical, site.settings.base_url) != scan.key:
+            message = f"canonical {scan.canonical} points away from the page itself"
+            findings.append(Finding("canonical", "error", source, message, scan.key))
+        if scan.og_url != scan.canonical:
+            message = f"og:url {scan.og_url or '(none)'} differs from canonical {scan.canonical}"
+            findings.append(Finding("canonical", "error", source, message, scan.key))
+        if scan.canonical not in locs:
+            message = f"canonical {scan.canonical} is not the page's entry in sitemap.xml"
+            findings.append(Finding("canonical", "error", source, message, scan.key))
+    return findings
+
+
+def _check_links(site: Site, pages: Sequence[Page], scans: Sequence[PageScan]) -> list[Finding]:
+    """Every internal link and #anchor resolves to a built page, a registry page or an id."""
+    base = site.settings.base_url
+    built = {scan.key: scan for scan in scans}
+    files = {"/" + page.path for page in pages}
+    registered = {page_key(entry.url, base) for entry in site.registry}
+    findings = []
+    for scan in scans:
+        for duplicate in scan.duplicate_ids:
+            message = f"id '{duplicate}' is used more than once, so #{duplicate} is ambiguous"
+            findings.append(Finding("anchor", "error", _source(site, scan.key), message, scan.key))
+        for href in sorted(set(scan.links)):
+            problem = _link_problem(href, scan, built, files, registered, base)
+            if problem:
+                findings.append(
+                    Finding("link", "error", _source(site, scan.key), problem, scan.key, (href,))
+                )
+    return findings
+
+
+def _link_problem(
+    href: str,
+    scan: PageScan,
+    built: dict[str, PageScan],
+    files: set[str],
+    registered: set[str | None],
+    base_url: str,
+) -> str | None:
+    """Return why one link does not resolve, or None when it does."""
+    parts = urlsplit(href)
+    if parts.scheme in {"http", "https"} and not same_host(parts.hostname or "", base_url):
+        return None  # another site: not ours to check, and never fetched
+    if href.startswith("#"):
+        target, fragment = scan, parts.fragment
+    else:
+        key = page_key(href, base_url)
+        if key is None:
+            return f"link {href} is neither an http(s) URL nor a site path"
+        if key in files or parts.path in files:
+            return None
+        target = built.get(key)
+        if target is None:
+            return None if key in registered else f"link {href} resolves to no page ({key})"
+        fragment = parts.fragment
+    if fragment and fragment not in target.ids:
+        return f"link {href} points at #{fragment}, which {target.key} does not have"
+    return None

@@ -1,0 +1,86 @@
+"""Format findings as the audit report: text grouped by page, or JSON with a stable schema.
+
+JSON schema `glm52-audit/1` (documented in the README):
+    {"schema": "glm52-audit/1",
+     "summary": {"ok": bool, "errors": int, "warnings": int, "info": int, "pages": int},
+     "findings": [{"check", "severity", "page", "source", "message", "related", "score",
+                   "reviewed"}, ...]}
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from itertools import groupby
+
+from site_builder.errors import Problem
+from site_builder.models import Finding
+
+SCHEMA = "glm52-audit/1"
+SITE_WIDE = "(site)"
+
+
+def problems_as_findings(problems: Sequence[Problem]) -> list[Finding]:
+    """Return input problems as error findings, so both reach the same report."""
+    return [
+        Finding("input", "error", problem.source, f"{problem.location}: {problem.message}")
+        for problem in problems
+    ]
+
+
+def counts(findings: Sequence[Finding]) -> dict[str, int]:
+    """Return how many findings there are of each severity."""
+    return {
+        "errors": sum(1 for f in findings if f.severity == "error"),
+        "warnings": sum(1 for f in findings if f.severity == "warning"),
+        "info": sum(1 for f in findings if f.severity == "info"),
+    }
+
+
+def format_text(findings: Sequence[Finding], pages: int, *, include_info: bool) -> str:
+    """Return the report as text: a heading per page, one line per finding, a summary line."""
+    shown = [f for f in findings if include_info or f.severity != "info"]
+    lines = []
+    for page, group in groupby(sorted(shown, key=_order), key=lambda f: f.page or SITE_WIDE):
+        lines.append(page)
+        for finding in group:
+            mark = " (reviewed)" if finding.reviewed else ""
+            lines.append(
+                f"  {finding.severity:<7} {finding.check:<15} {finding.source}: "
+                f"{finding.message}{mark}"
+            )
+    total = counts(findings)
+    lines.append(
+        f"{total['errors']} error(s), {total['warnings']} warning(s), {total['info']} note(s) "
+        f"across {pages} page(s)."
+    )
+    return "\n".join(lines)
+
+
+def format_json(findings: Sequence[Finding], pages: int) -> str:
+    """Return the report as JSON (schema glm52-audit/1), keys in a stable order."""
+    total = counts(findings)
+    report = {
+        "schema": SCHEMA,
+        "summary": {"ok": total["errors"] == 0, **total, "pages": pages},
+        "findings": [
+            {
+                "check": f.check,
+                "severity": f.severity,
+                "page": f.page,
+                "source": f.source,
+                "message": f.message,
+                "related": list(f.related),
+                "score": f.score,
+                "reviewed": f.reviewed,
+            }
+            for f in sorted(findings, key=_order)
+        ],
+    }
+    return json.dumps(report, indent=2, ensure_ascii=False)
+
+
+def _order(finding: Finding) -> tuple[str, int, str, str, str]:
+    """Sort by page, then errors before warnings before notes."""
+    rank = {"error": 0, "warning": 1, "info": 2}[finding.severity]
+    return (finding.page or SITE_WIDE, rank, finding.check, finding.source, finding.message)

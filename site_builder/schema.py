@@ -1,0 +1,131 @@
+"""The file formats people write, as pydantic schemas: settings, front matter, registry, records.
+
+Validation of these turns a typo into an error naming the file and field (extra="forbid"),
+except records, which keep unknown sections (extra="allow") for rendering by shape.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import date
+from typing import Annotated, Any
+
+from pydantic import (
+    AwareDatetime,
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictBool,
+    StrictInt,
+    StrictStr,
+    StringConstraints,
+)
+
+SLUG_PATTERN = r"^[a-z0-9]+(-[a-z0-9]+)*$"
+HTTP_URL_PATTERN = r"^https?://[^\s/?#]+[^\s]*$"
+SHA256_PATTERN = r"^[0-9a-f]{64}$"
+
+Tag = Annotated[StrictStr, StringConstraints(pattern=SLUG_PATTERN, max_length=40)]
+"""A slug-like label on a guide: `vllm`, `kernel-fusion`."""
+
+JsonValue = Any
+"""A value decoded from JSON: dict, list, str, int, float, bool or None."""
+
+Scalar = str | int | float | bool | None
+
+
+class SiteSettings(BaseModel):
+    """content/site.yaml: what the site is called and where it lives."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+
+    title: StrictStr = Field(min_length=1, max_length=80)
+    """Site name, shown in every page title and the header."""
+    base_url: StrictStr = Field(pattern=r"^https://[a-z0-9.-]+$")
+    """Scheme and host of the published site, without a trailing slash."""
+    language: StrictStr = Field(default="en", pattern=r"^[a-z]{2}(-[A-Z]{2})?$")
+    """The `lang` of every page."""
+    description: StrictStr = Field(min_length=1, max_length=160)
+    """Meta description of the home page and the guides index."""
+    intro: StrictStr = ""
+    """Markdown shown on the home page above the latest guides."""
+
+
+class FrontMatter(BaseModel):
+    """The YAML header of one guide in content/."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+
+    title: StrictStr = Field(min_length=1, max_length=120)
+    """The page title and <h1>."""
+    description: StrictStr = Field(min_length=1, max_length=159)
+    """Meta description for search results (under 160 characters)."""
+    slug: StrictStr = Field(pattern=SLUG_PATTERN, max_length=120)
+    """Fixes the guide's URL: /guides/<slug>/."""
+    record: StrictStr = Field(min_length=1)
+    """The operationId of the audit record this guide renders."""
+    reader_job: StrictStr = Field(min_length=1, max_length=300)
+    """One sentence: what the reader decides with this page."""
+    tags: tuple[Tag, ...] = Field(default=(), strict=False, max_length=12)
+    """Slug-like labels; the first names the engine."""
+    published: date = Field(strict=False)
+    """When the guide was first published."""
+    updated: date | None = Field(default=None, strict=False)
+    """When the prose last changed materially, if after `published`."""
+
+
+class RegistryEntry(BaseModel):
+    """One canonical URL the live site already has (content/registry.json)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+
+    url: StrictStr = Field(min_length=1, max_length=2000)
+    """The page's canonical, absolute (`https://glm52.ai/guides/x/`) or site-relative."""
+    title: StrictStr = ""
+    """The page title, where known."""
+    reader_job: StrictStr = ""
+    """The intent the page serves: what its reader decides or does there."""
+    published: date | None = Field(default=None, strict=False)
+    """When the page was first published, where known."""
+    lastmod: StrictStr = ""
+    """The `lastmod` the live sitemap gives, as written there."""
+
+
+class RegistryFile(BaseModel):
+    """The registry file: every page of the live site, sorted by URL."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+
+    pages: tuple[RegistryEntry, ...] = Field(strict=False)
+
+
+class ReceiptIn(BaseModel):
+    """One source receipt as a record states it; the name key varies by record."""
+
+    model_config = ConfigDict(extra="allow", frozen=True)
+
+    url: StrictStr = Field(pattern=HTTP_URL_PATTERN)
+    bytes: StrictInt = Field(ge=0)
+    sha256: StrictStr = Field(pattern=SHA256_PATTERN)
+
+
+class RecordCore(BaseModel):
+    """The fields every audit record has; any other section is kept and rendered by shape."""
+
+    model_config = ConfigDict(extra="allow", frozen=True)
+
+    schema_version: StrictInt = Field(alias="schemaVersion", ge=1)
+    operation_id: StrictStr = Field(
+        alias="operationId", pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$"
+    )
+    checked_at: AwareDatetime = Field(alias="checkedAt")
+    status: StrictStr = Field(alias="status", min_length=1, max_length=200)
+    revisions: dict[str, Scalar] = Field(alias="revisions")
+    source_receipts: list[ReceiptIn] = Field(alias="sourceReceipts")
+    model_facts: dict[str, JsonValue] = Field(alias="model")
+    invariants: dict[str, StrictBool] = Field(alias="invariants")
+
+
+def is_http_url(value: str) -> bool:
+    """Return whether `value` is an absolute http(s) URL, the only kind we ever link to."""
+    return re.match(HTTP_URL_PATTERN, value) is not None
