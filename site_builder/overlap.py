@@ -2,7 +2,8 @@
 
 Each guide is compared with every other guide and every registry page on its intent (title,
 reader job, description; a registry page's slug words stand in for a missing title), and
-between built guides on the full visible text. On a large site candidates come from MinHash
+between built guides on the full visible text and on the evidence itself (every published
+value of the record), so a copied record is caught even under new prose. On a large site candidates come from MinHash
 LSH (datasketch), so 10,000 pages cost about 10,000 lookups, not 50 million pairs; a small
 site compares every pair. Each candidate pair is scored exactly (Jaccard of word shingles).
 The only module that imports datasketch.
@@ -13,11 +14,12 @@ from __future__ import annotations
 import re
 import zlib
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import pairwise
 
-from site_builder.models import Finding, Guide, Site
+from site_builder.models import Evidence, Finding, Guide, Site
 from site_builder.scan import PageScan
+from site_builder.schema import JsonValue
 from site_builder.urls import canonical_url, page_key
 
 NEAR_DUPLICATE = 0.9
@@ -100,20 +102,15 @@ def check_overlap(site: Site, scans: Iterable[PageScan]) -> list[Finding]:
                 )
             )
     texts = {scan.key: scan.text for scan in scans if scan.key in guide_keys}
-    bodies = [
-        Doc(
-            doc.key,
-            doc.label,
-            doc.reader_job,
-            doc.source,
-            doc.guide,
-            _shingles(texts.get(doc.key, ""), 3),
-        )
-        for doc in docs
+    guides = [doc for doc in docs if doc.guide is not None]
+    bodies = [replace(doc, shingles=_shingles(texts.get(doc.key, ""), 3)) for doc in guides]
+    evidence = [
+        replace(doc, shingles=_shingles(_evidence_text(doc.guide.evidence), 3))
+        for doc in guides
         if doc.guide is not None
     ]
     scores: dict[tuple[str, str], tuple[float, str]] = {}
-    for kind, group in (("intent", docs), ("visible text", bodies)):
+    for kind, group in (("intent", docs), ("visible text", bodies), ("evidence", evidence)):
         for a, b, score in _similar_pairs(group):
             if score > scores.get((a.key, b.key), (0.0, ""))[0]:
                 scores[(a.key, b.key)] = (score, kind)
@@ -129,6 +126,29 @@ def _guide_doc(guide: Guide) -> Doc:
     text = f"{guide.title} {guide.reader_job} {guide.description}"
     source = guide.doc_source or guide.evidence.source
     return Doc(guide.url, guide.title, guide.reader_job, source, guide, _shingles(text, 2))
+
+
+def _evidence_text(evidence: Evidence) -> str:
+    """Return every published value of a record, so two pages of one evidence are found."""
+    parts: list[str] = [evidence.status, evidence.verdict]
+    stack: list[JsonValue] = [
+        list(evidence.decision),
+        list(evidence.boundary),
+        list(evidence.sections),
+        list(evidence.revisions),
+        list(evidence.model_facts),
+        list(evidence.invariants),
+        [(receipt.name, receipt.url, receipt.sha256) for receipt in evidence.receipts],
+    ]
+    while stack:
+        value = stack.pop()
+        if isinstance(value, dict):
+            stack.extend(reversed(list(value.items())))
+        elif isinstance(value, list | tuple):
+            stack.extend(reversed(value))
+        elif value is not None:
+            parts.append(str(value))
+    return " ".join(parts)
 
 
 def _shingles(text: str, size: int) -> frozenset[str]:

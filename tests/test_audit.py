@@ -1,0 +1,253 @@
+"""The pre-publication audit: each check fails on the fixture made to break it, seeds pass."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from site_builder import overlap
+from site_builder.checks import run_checks
+from site_builder.config import BuildConfig
+from site_builder.consistency import check_site
+from site_builder.models import Page
+from site_builder.pipeline import build
+from site_builder.scan import scan_pages
+from tests.conftest import Project, tree_digest
+
+SEQUENCE_RECORD = "003_d837ec4df0827390.json"
+FUSION_RECORD = "000_f07234cca5c1d19d.json"
+SEQUENCE_URL = "https://glm52.ai/guides/glm-5-2-vllm-sequence-parallel-moe/"
+SEQUENCE_GUIDE = "content/glm-5-2-vllm-sequence-parallel-moe.md"
+
+
+def audit(project: Project) -> tuple[int, dict[str, Any]]:
+    """Run `--audit --format json`; return the exit code and the parsed report."""
+    result = project.run("--audit", "--format", "json")
+    assert "Traceback" not in result.stderr
+    return result.returncode, json.loads(result.stdout)
+
+
+def errors(report: dict[str, Any], check: str) -> list[dict[str, Any]]:
+    """Return the error findings of one check."""
+    return [f for f in report["findings"] if f["check"] == check and f["severity"] == "error"]
+
+
+def edit_registry(project: Project, target: str, **fields: Any) -> None:
+    """Change the registry entry whose URL is `target`."""
+    path = project.root / "content" / "registry.json"
+    registry = json.loads(path.read_text("utf-8"))
+    (entry,) = [page for page in registry["pages"] if page["url"] == target]
+    entry.update(fields)
+    path.write_text(json.dumps(registry, indent=2), "utf-8")
+
+
+def test_seeds_pass_the_audit_with_no_errors(project: Project) -> None:
+    code, report = audit(project)
+    assert code == 0
+    assert report["schema"] == "glm52-audit/1"
+    assert report["summary"]["ok"] is True
+    assert report["summary"]["errors"] == 0
+    updates = [f for f in report["findings"] if f["check"] == "canonical"]
+    assert {f["page"] for f in updates} == {
+        "/guides/glm-5-2-sglang-dsa-indexer-fusion/",
+        "/guides/glm-5-2-sglang-weight-cache-daemon/",
+        "/guides/glm-5-2-vllm-decode-context-parallel/",
+        "/guides/glm-5-2-vllm-sequence-parallel-moe/",
+    }
+    assert all(f["severity"] == "info" for f in updates)
+
+
+def test_sitemap_count_differences_are_warnings_showing_both_numbers(project: Project) -> None:
+    _, report = audit(project)
+    counts = [f for f in report["findings"] if f["check"] == "sitemap-count"]
+    assert {f["severity"] for f in counts} == {"warning"}
+    sequence = next(f for f in counts if f["source"] == f"records/{SEQUENCE_RECORD}")
+    assert "counts 86 canonicals" in sequence["message"]
+    assert "has 1 published before" in sequence["message"]
+
+
+def test_copy_of_a_seed_under_a_new_operation_id_is_a_near_duplicate(project: Project) -> None:
+    record = project.record(SEQUENCE_RECORD)
+    record["operationId"] = "20260901000000-copy"
+    project.save_record("copy.json", record)
+    before = tree_digest(project.out) if project.out.exists() else {}
+    code, report = audit(project)
+    assert code == 1
+    (near,) = errors(report, "overlap")
+    assert near["score"] >= 0.9
+    assert "near-duplicate" in near["message"]
+    assert set([near["page"], *near["related"]]) == {
+        "/guides/glm-5-2-vllm-sequence-parallel-moe/",
+        f"/guides/{record['status']}/",
+    }
+    assert errors(report, "distinct-intent"), "both records claim distinctIntent: true"
+    build_result = project.run()
+    assert build_result.returncode == 1
+    assert (tree_digest(project.out) if project.out.exists() else {}) == before
+
+
+def test_nearest_page_missing_from_the_registry_names_record_and_url(project: Project) -> None:
+    record = project.record(FUSION_RECORD)
+    record["overlapAudit"]["nearestPages"][0]["url"] = "/guides/glm-5-2-never-published/"
+    project.save_record(FUSION_RECORD, record)
+    code, report = audit(project)
+    assert code == 1
+    (finding,) = errors(report, "nearest-page")
+    assert finding["source"] == f"records/{FUSION_RECORD}"
+    assert "/guides/glm-5-2-never-published/" in finding["message"]
+
+
+def test_seed_001_nearest_page_resolves_to_the_guide_built_from_seed_003(
+    project: Project,
+) -> None:
+    registry = project.root / "content" / "registry.json"
+    data = json.loads(registry.read_text("utf-8"))
+    data["pages"] = [page for page in data["pages"] if page["url"] != SEQUENCE_URL]
+    registry.write_text(json.dumps(data), "utf-8")
+    code, report = audit(project)
+    assert code == 0, report
+    assert not errors(report, "nearest-page")
+
+
+def test_two_guides_on_one_slug_fail(project: Project) -> None:
+    text = (project.root / SEQUENCE_GUIDE).read_text("utf-8")
+    (project.root / "content" / "glm-5-2-sglang-weight-cache-daemon.md").write_text(
+        text.replace("record: 20260823213641-315eecbf11", "record: 20260822061545-7cc6dd6133"),
+        "utf-8",
+    )
+    code, report = audit(project)
+    assert code == 1
+    (finding,) = errors(report, "input")
+    assert "slug 'glm-5-2-vllm-sequence-parallel-moe' is also used by" in finding["message"]
+
+
+def test_registry_entry_and_guide_on_one_canonical_with_different_slash(project: Project) -> None:
+    edit_registry(project, SEQUENCE_URL, url=SEQUENCE_URL.rstrip("/"))
+    code, report = audit(project)
+    assert code == 1
+    (finding,) = errors(report, "canonical")
+    assert finding["page"] == "/guides/glm-5-2-vllm-sequence-parallel-moe/"
+    assert SEQUENCE_URL.rstrip("/") in finding["message"]
+    assert finding["source"] == SEQUENCE_GUIDE
+
+
+def test_two_registry_entries_for_one_page_are_an_error(project: Project) -> None:
+    registry = project.root / "content" / "registry.json"
+    data = json.loads(registry.read_text("utf-8"))
+    data["pages"].append({"url": "http://www.glm52.ai/Guides/glm-5-2-expert-parallelism"})
+    registry.write_text(json.dumps(data), "utf-8")
+    code, report = audit(project)
+    assert code == 1
+    (finding,) = errors(report, "canonical")
+    assert finding["source"] == "content/registry.json"
+
+
+def test_broken_internal_anchor_is_an_error(project: Project) -> None:
+    guide = project.root / SEQUENCE_GUIDE
+    guide.write_text(
+        guide.read_text("utf-8") + "\nSee [the verdict](#no-such-section) and "
+        "[DCP](/guides/glm-5-2-vllm-decode-context-parallel/#missing-anchor).\n",
+        "utf-8",
+    )
+    code, report = audit(project)
+    assert code == 1
+    messages = [f["message"] for f in errors(report, "link")]
+    assert len(messages) == 2
+    assert any("#missing-anchor" in m and "decode-context-parallel" in m for m in messages)
+    assert any("#no-such-section" in m for m in messages)
+
+
+def test_link_to_an_unbuilt_unregistered_page_is_an_error(project: Project) -> None:
+    guide = project.root / SEQUENCE_GUIDE
+    guide.write_text(guide.read_text("utf-8") + "\n[gone](/guides/not-a-page/)\n", "utf-8")
+    code, report = audit(project)
+    assert code == 1
+    (finding,) = errors(report, "link")
+    assert "/guides/not-a-page/" in finding["message"]
+
+
+def test_strong_overlap_is_a_warning_naming_both_pages_and_marked_reviewed(
+    project: Project,
+) -> None:
+    # The registry page takes the guide's title and reader job but not its description.
+    front = (project.root / SEQUENCE_GUIDE).read_text("utf-8")
+    title = front.split('title: "', 1)[1].split('"', 1)[0]
+    job = front.split('reader_job: "', 1)[1].split('"', 1)[0]
+    edit_registry(
+        project, "https://glm52.ai/guides/glm-5-2-expert-parallelism/", title=title, reader_job=job
+    )
+    code, report = audit(project)
+    assert code == 0
+    (warning,) = [f for f in report["findings"] if f["check"] == "overlap"]
+    assert warning["severity"] == "warning"
+    assert 0.4 <= warning["score"] < 0.9
+    assert warning["page"] == "/guides/glm-5-2-vllm-sequence-parallel-moe/"
+    assert warning["related"] == ["/guides/glm-5-2-expert-parallelism/"]
+    assert warning["message"].count(job) == 2, "names both reader jobs"
+    assert warning["reviewed"] is True, "seed 003 names that page with its own intent"
+
+
+def test_lsh_candidates_find_the_same_overlaps_as_exact_comparison(
+    project: Project, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    record = project.record(SEQUENCE_RECORD)
+    record["operationId"] = "20260901000000-copy"
+    project.save_record("copy.json", record)
+    config = BuildConfig.for_root(project.root)
+    exact = [f for f in build(config, write=False).findings if f.check == "overlap"]
+    monkeypatch.setattr(overlap, "EXACT_PAIR_LIMIT", 0)
+    approximate = [f for f in build(config, write=False).findings if f.check == "overlap"]
+    assert exact
+    assert approximate == exact
+
+
+def test_sitemap_and_canonical_disagreements_are_found(project: Project) -> None:
+    config = BuildConfig.for_root(project.root)
+    report = build(config, write=False)
+    pages = {page.path: page for page in report.pages}
+    sitemap = pages["sitemap.xml"].content.replace(
+        f"<loc>{SEQUENCE_URL}</loc>".encode(), b"<loc>https://glm52.ai/guides/stray/</loc>"
+    )
+    guide_path = "guides/glm-5-2-vllm-decode-context-parallel/index.html"
+    guide = pages[guide_path].content.replace(
+        b'<meta property="og:url" content="https://glm52.ai/guides/glm-5-2-vllm-decode-context-parallel/">',
+        b'<meta property="og:url" content="https://glm52.ai/guides/elsewhere/">',
+    )
+    pages["sitemap.xml"] = Page("sitemap.xml", sitemap)
+    pages[guide_path] = Page(guide_path, guide)
+    site = _site(config)
+    findings = check_site(site, list(pages.values()), scan_pages(pages.values()))
+    messages = [f.message for f in findings if f.severity == "error"]
+    assert any("/guides/glm-5-2-vllm-sequence-parallel-moe/ is missing" in m for m in messages)
+    assert any("/guides/stray/ is listed but is no page" in m for m in messages)
+    assert any("og:url https://glm52.ai/guides/elsewhere/ differs" in m for m in messages)
+    assert any(f"canonical {SEQUENCE_URL} is not the page's entry" in m for m in messages)
+
+
+def test_checks_are_pure_and_deterministic(project: Project) -> None:
+    config = BuildConfig.for_root(project.root)
+    report = build(config, write=False)
+    site = _site(config)
+    assert run_checks(site, report.pages) == run_checks(site, report.pages)
+    assert run_checks(site, report.pages) == list(report.findings)
+
+
+def test_audit_writes_nothing(project: Project, tmp_path: Path) -> None:
+    out = tmp_path / "never"
+    assert project.run("--audit", "--out", str(out)).returncode == 0
+    assert not out.exists()
+    shutil.rmtree(project.root / "records")
+    assert project.run("--audit").returncode == 2
+
+
+def _site(config: BuildConfig):
+    """Return the assembled Site of a project."""
+    from site_builder.assemble import assemble
+    from site_builder.load import load_inputs
+    from site_builder.normalize import normalize
+
+    return assemble(normalize(load_inputs(config)))
