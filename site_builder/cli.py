@@ -12,11 +12,12 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from site_builder.config import BuildConfig
-from site_builder.errors import InputError, OutputError
+from site_builder.errors import InputError, OutputError, ServeError
 from site_builder.models import Finding
 from site_builder.pipeline import build
 from site_builder.registry import import_sitemap
 from site_builder.report import counts, format_json, format_text, problems_as_findings
+from site_builder.serve import serve
 
 
 def make_parser() -> argparse.ArgumentParser:
@@ -33,6 +34,7 @@ def make_parser() -> argparse.ArgumentParser:
         help="project folder with records/, content/, templates/",
     )
     mode = parser.add_mutually_exclusive_group()
+    mode.add_argument("--serve", action="store_true", help="preview with live reload")
     mode.add_argument("--audit", action="store_true", help="run every check, write nothing")
     mode.add_argument(
         "--import-sitemap", type=Path, metavar="FILE", help="merge a sitemap.xml into the registry"
@@ -40,8 +42,19 @@ def make_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--format", choices=("text", "json"), default="text", help="report format (default: text)"
     )
+    parser.add_argument("--host", default="127.0.0.1", help="preview address (default: 127.0.0.1)")
+    parser.add_argument(
+        "--port", type=_port, default=8000, help="preview port, 0 for any free one (default: 8000)"
+    )
     parser.add_argument("--quiet", action="store_true", help="print only warnings and errors")
     return parser
+
+
+def _port(text: str) -> int:
+    """Parse a TCP port number."""
+    if not text.isdigit() or int(text) > 65535:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a port number (0-65535)")
+    return int(text)
 
 
 def main(argv: Sequence[str] | None = None, default_root: Path | None = None) -> int:
@@ -54,6 +67,8 @@ def main(argv: Sequence[str] | None = None, default_root: Path | None = None) ->
     config = BuildConfig.for_root(root, args.out.resolve() if args.out else None)
     if args.import_sitemap:
         return _import(config, args.import_sitemap)
+    if args.serve:
+        return _serve(config, args.host, args.port)
     started = time.perf_counter()
     try:
         report = build(config, write=not args.audit)
@@ -117,4 +132,22 @@ def _import(config: BuildConfig, sitemap: Path) -> int:
         f"{result.updated} lastmod updated, {result.foreign} on other hosts ignored; "
         f"the registry now has {result.total} pages."
     )
+    return 0
+
+
+def _serve(config: BuildConfig, host: str, port: int) -> int:
+    """Run the live preview until Ctrl-C."""
+
+    def log(line: str) -> None:
+        print(line, file=sys.stderr, flush=True)
+
+    def ready(url: str) -> None:
+        print(f"Serving the preview at {url} (Ctrl-C to stop)", flush=True)
+
+    try:
+        serve(config, host, port, log, ready)
+    except ServeError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 1
+    print("Stopped.", flush=True)
     return 0

@@ -2,7 +2,8 @@
 
 SiteError
 ├── InputError     bad records, front matter, config or file layout (all problems of one run)
-└── OutputError    the output folder could not be written or swapped
+├── OutputError    the output folder could not be written or swapped
+└── ServeError     the preview server could not start (port in use, bad host)
 """
 
 from __future__ import annotations
@@ -43,3 +44,7 @@ class OutputError(SiteError):
         self.folder = str(folder)
         self.message = message
         super().__init__(f"{self.folder}: output: {message}")
+
+
+class ServeError(SiteError):
+    """The preview server could not listen on the requested address."""

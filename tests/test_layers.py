@@ -31,6 +31,9 @@ ORDER = [
     "write",
     "registry",
     "pipeline",
+    "preview",
+    "server",
+    "serve",
     "cli",
 ]
 # Each third-party library lives in one module.
@@ -39,6 +42,9 @@ OWNERS = {
     "markdown_it": "markdown",
     "mdit_py_plugins": "markdown",
     "yaml": "load",
+    "datasketch": "overlap",
+    "defusedxml": "registry",
+    "watchfiles": "preview",
     "pydantic": None,
 }
 

@@ -1,0 +1,62 @@
+"""The audit report: grouped by page in text, a stable schema in JSON."""
+
+from __future__ import annotations
+
+import json
+
+from site_builder.models import Finding
+from site_builder.report import format_json, format_text
+
+FINDINGS = [
+    Finding(
+        "overlap",
+        "warning",
+        "content/b.md",
+        "strong overlap",
+        "/guides/b/",
+        ("/guides/a/",),
+        0.55,
+        True,
+    ),
+    Finding(
+        "link", "error", "content/a.md", "link /x/ resolves to no page", "/guides/a/", ("/x/",)
+    ),
+    Finding("canonical", "info", "content/a.md", "updates the registered page", "/guides/a/"),
+    Finding("sitemap", "error", "sitemap.xml", "/y/ is listed twice"),
+]
+
+
+def test_text_report_groups_by_page_with_one_line_per_finding_and_a_summary() -> None:
+    lines = format_text(FINDINGS, pages=7, include_info=True).splitlines()
+    assert lines[0] == "(site)"
+    assert lines[1].split()[:3] == ["error", "sitemap", "sitemap.xml:"]
+    assert lines[2] == "/guides/a/"
+    assert [line.split()[0] for line in lines[3:5]] == ["error", "info"]
+    assert lines[5] == "/guides/b/"
+    assert lines[6].endswith("strong overlap (reviewed)")
+    assert lines[-1] == "2 error(s), 1 warning(s), 1 note(s) across 7 page(s)."
+
+
+def test_text_report_hides_notes_unless_asked() -> None:
+    assert "updates the registered page" not in format_text(FINDINGS, 7, include_info=False)
+
+
+def test_json_report_has_the_documented_schema() -> None:
+    report = json.loads(format_json(FINDINGS, pages=7))
+    assert list(report) == ["schema", "summary", "findings"]
+    assert report["schema"] == "glm52-audit/1"
+    assert report["summary"] == {"ok": False, "errors": 2, "warnings": 1, "info": 1, "pages": 7}
+    first = report["findings"][0]
+    assert list(first) == [
+        "check",
+        "severity",
+        "page",
+        "source",
+        "message",
+        "related",
+        "score",
+        "reviewed",
+    ]
+    assert [f["page"] for f in report["findings"]] == ["", "/guides/a/", "/guides/a/", "/guides/b/"]
+    assert report["findings"][-1]["score"] == 0.55
+    assert report["findings"][-1]["reviewed"] is True
