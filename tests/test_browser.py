@@ -1,0 +1,70 @@
+"""A real browser (Debian chromium via Playwright) sees the preview reload by itself."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import Project
+from tests.preview_helpers import start_preview
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+RECORD = "records/003_d837ec4df0827390.json"
+GUIDE = "guides/glm-5-2-vllm-sequence-parallel-moe/"
+OLD_VERDICT = "fail-closed-low-load-canary-before-tp-dp-ep-promotion"
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[object]:
+    """Debian's chromium, driven by Playwright; CI installs it, elsewhere the test is skipped."""
+    if not CHROMIUM.exists() or shutil.which("chromium") is None:
+        if os.environ.get("CI"):
+            pytest.fail("chromium is missing: .ci/run must install Debian's chromium")
+        pytest.skip("Debian chromium is not installed (apt-get install chromium)")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        yield launched
+        launched.close()
+
+
+def test_open_guide_reloads_by_itself_when_its_record_changes(
+    browser: object, project: Project
+) -> None:
+    preview = start_preview(project.root)
+    try:
+        page = browser.new_page()  # type: ignore[attr-defined]
+        errors: list[str] = []
+        page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+        page.goto(preview.url + GUIDE)
+        assert page.locator("code.classification").inner_text() == OLD_VERDICT
+        page.evaluate("window.loadedBeforeEdit = true")
+        page.wait_for_timeout(300)  # let the page's EventSource connect
+        path = project.root / RECORD
+        path.write_text(
+            path.read_text("utf-8").replace(OLD_VERDICT, "edited-in-the-browser-test"), "utf-8"
+        )
+        page.wait_for_function(
+            "() => window.loadedBeforeEdit === undefined && "
+            "document.querySelector('code.classification').textContent === "
+            "'edited-in-the-browser-test'",
+            timeout=30_000,
+        )
+        assert errors == []
+        page.close()
+    finally:
+        preview.stop()
