@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import zlib
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from urllib.parse import urlsplit
@@ -26,6 +27,8 @@ from site_builder.write import write_file_atomic
 
 MAX_INDEX_DEPTH = 5
 MAX_SITEMAP_BYTES = 50 * 1024 * 1024
+MAX_URL_LENGTH = 2048
+"""The sitemaps.org limit on a <loc>."""
 
 
 @dataclass(frozen=True)
@@ -72,11 +75,16 @@ def read_sitemap(
     root = _parse(path)
     kind = _local(root.tag)
     if kind == "urlset":
-        return [
+        urls = [
             SitemapUrl(_child_text(url, "loc"), _child_text(url, "lastmod"))
             for url in root
             if _local(url.tag) == "url" and _child_text(url, "loc")
         ]
+        for url in urls:
+            if len(url.loc) > MAX_URL_LENGTH:
+                message = f"<loc> of {len(url.loc):,} characters; sitemaps allow {MAX_URL_LENGTH:,}"
+                raise _error(path, "<url>", message)
+        return urls
     if kind != "sitemapindex":
         raise _error(path, "<root>", f"expected <urlset> or <sitemapindex>, found <{kind}>")
     if depth >= MAX_INDEX_DEPTH:
@@ -110,11 +118,15 @@ def merge(
         entry for entry in entries if by_key.get(page_key(entry.url, base_url) or "") is not entry
     ]
     added = updated = foreign = 0
+    imported: set[str] = set()
     for url in urls:
         key = page_key(url.loc, base_url)
         if key is None:
             foreign += 1
             continue
+        if key in imported:
+            continue  # the first mention of a page in the sitemap wins
+        imported.add(key)
         known = by_key.get(key)
         if known is None:
             by_key[key] = RegistryEntry(url=url.loc.strip(), lastmod=url.lastmod)
@@ -140,7 +152,7 @@ def _parse(path: Path) -> Element:
         raw = path.read_bytes()
         if path.suffix == ".gz":
             raw = gzip.decompress(raw)
-    except (OSError, EOFError) as error:
+    except (OSError, EOFError, zlib.error) as error:
         raise _error(
             path, "file", f"cannot be read: {getattr(error, 'strerror', None) or error}"
         ) from None

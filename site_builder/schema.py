@@ -79,7 +79,7 @@ class RegistryEntry(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
-    url: StrictStr = Field(min_length=1, max_length=2000)
+    url: StrictStr = Field(min_length=1, max_length=2048)
     """The page's canonical, absolute (`https://glm52.ai/guides/x/`) or site-relative."""
     title: StrictStr = ""
     """The page title, where known."""
