@@ -57,6 +57,7 @@ def assemble(normalized: Normalized) -> Site:
         by_url={guide.url: guide for guide in ordered},
         registry=normalized.registry,
         registry_by_key=_registry_by_key(normalized),
+        rules=normalized.rules,
     )
 
 

@@ -123,28 +123,36 @@ def is_verdict_key(key: str) -> bool:
     return key.lower() in VERDICT_KEYS or _VERDICT_SUFFIX.search(key) is not None
 
 
-def build_block(key: str, value: JsonValue, path: str = "", depth: int = 0) -> Block:
-    """Return the block for one keyed value, chosen by the value's shape."""
+def build_block(
+    key: str, value: JsonValue, path: str = "", depth: int = 0, at: str | None = None
+) -> Block:
+    """Return the block for one keyed value, chosen by the value's shape.
+
+    `path` builds the HTML anchor; `at` is the value's JSON path in the record, carried
+    into every cell so the page can mark the values the build verified.
+    """
+    at = key if at is None else at
     path = f"{path}-{anchor_for(key)}" if path else anchor_for(key)
     title = humanize_key(key)
     if isinstance(value, list):
         if value and all(isinstance(item, dict) for item in value):
-            return _table(title, path, [(None, item) for item in value])
+            return _table(title, path, [(None, item) for item in value], at)
         if all(is_scalar(item) for item in value):
             if not value:
                 return Fact(title, path, Cell("empty", "none"))
-            return Items(title, path, tuple(format_cell(item, key) for item in value))
+            cells = tuple(format_cell(item, key, f"{at}.{i}") for i, item in enumerate(value))
+            return Items(title, path, cells)
         children = tuple(
-            build_block(f"item {index}", item, path, depth + 1)
+            build_block(f"item {index}", item, path, depth + 1, f"{at}.{index - 1}")
             for index, item in enumerate(value, 1)
         )
         return Group(title, path, children, ())
     if isinstance(value, dict):
-        return _object(key, title, path, value, depth)
-    return Fact(title, path, format_cell(value, key))
+        return _object(title, path, value, depth, at)
+    return Fact(title, path, format_cell(value, key, at))
 
 
-def _object(key: str, title: str, path: str, value: dict[str, Any], depth: int) -> Block:
+def _object(title: str, path: str, value: dict[str, Any], depth: int, at: str) -> Block:
     """Return a KeyValue, keyed Table or Group for an object."""
     flatten = depth >= MAX_DEPTH
     fields, lifted = _lift_boundaries(value, deep=flatten)
@@ -154,20 +162,21 @@ def _object(key: str, title: str, path: str, value: dict[str, Any], depth: int) 
     inline = {k: v for k, v in fields.items() if _is_inline(v)}
     nested = {k: v for k, v in fields.items() if k not in inline}
     if not nested:
-        return KeyValue(title, path, _pairs(inline), callouts)
+        return KeyValue(title, path, _pairs(inline, at), callouts)
     if not inline and not callouts and _is_keyed_table(nested):
-        return _table(title, path, list(nested.items()))
+        return _table(title, path, list(nested.items()), at)
     children: list[Block] = []
     if inline:
-        children.append(KeyValue("", f"{path}-facts", _pairs(inline), ()))
-    children.extend(build_block(k, v, path, depth + 1) for k, v in nested.items())
+        children.append(KeyValue("", f"{path}-facts", _pairs(inline, at), ()))
+    children.extend(build_block(k, v, path, depth + 1, f"{at}.{k}") for k, v in nested.items())
     return Group(title, path, tuple(children), callouts)
 
 
-def _pairs(fields: dict[str, JsonValue]) -> tuple[Pair, ...]:
+def _pairs(fields: dict[str, JsonValue], at: str) -> tuple[Pair, ...]:
     """Return an object's inline fields as labelled cells."""
     return tuple(
-        Pair(humanize_key(k), format_cell(v, k), is_verdict_key(k)) for k, v in fields.items()
+        Pair(humanize_key(k), format_cell(v, k, f"{at}.{k}"), is_verdict_key(k))
+        for k, v in fields.items()
     )
 
 
@@ -199,7 +208,7 @@ def _flatten(fields: dict[str, JsonValue], prefix: str = "") -> list[tuple[str, 
     return flat
 
 
-def _table(title: str, path: str, rows: list[tuple[str | None, dict[str, Any]]]) -> Table:
+def _table(title: str, path: str, rows: list[tuple[str | None, dict[str, Any]]], at: str) -> Table:
     """Return a Table from (row label, object) pairs; boundary strings become numbered callouts."""
     lifted = [_lift_boundaries(item, deep=True) for _, item in rows]
     rows = [(label, fields) for (label, _), (fields, _) in zip(rows, lifted, strict=True)]
@@ -216,8 +225,12 @@ def _table(title: str, path: str, rows: list[tuple[str | None, dict[str, Any]]])
     numbering = {note: index for index, note in enumerate(notes, 1)}
     built = []
     for number, (label, item) in enumerate(rows, 1):
+        row_at = f"{at}.{label if label is not None else number - 1}"
         cells = [Cell("text", humanize_key(label))] if label is not None else []
-        cells += [format_cell(item[k], k) if k in item else Cell("empty", "—") for k in keys]
+        cells += [
+            format_cell(item[k], k, f"{row_at}.{k}") if k in item else Cell("empty", "—")
+            for k in keys
+        ]
         own = tuple(numbering[note] for note, members in notes.items() if number in members)
         built.append(Row(tuple(cells), own))
     callouts = tuple(

@@ -20,6 +20,8 @@ class Cell:
     kind: str  # text | number | bool | null | hash | link | list | empty
     text: str
     items: tuple[Cell, ...] = ()
+    path: str = ""
+    """The value's JSON path in its record, when it has one."""
 
     @property
     def href(self) -> str:
@@ -32,8 +34,14 @@ def is_scalar(value: JsonValue) -> bool:
     return value is None or isinstance(value, str | int | float | bool)
 
 
-def format_cell(value: JsonValue, key: str = "") -> Cell:
+def format_cell(value: JsonValue, key: str = "", path: str = "") -> Cell:
     """Return a value as a Cell: yes/no, grouped digits, shortened hashes, safe links."""
+    cell = _format(value, key)
+    return Cell(cell.kind, cell.text, cell.items, path) if path else cell
+
+
+def _format(value: JsonValue, key: str) -> Cell:
+    """Format one value by its type."""
     if value is None:
         return Cell("null", "none")
     if isinstance(value, bool):

@@ -6,11 +6,11 @@ what the findings mean for the exit code. The report groups them by page.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC
 
 from site_builder.consistency import check_site
-from site_builder.models import Finding, Page, Site
+from site_builder.models import Finding, Page, Site, Verification
 from site_builder.overlap import check_overlap
 from site_builder.scan import PageScan, scan_pages
 from site_builder.urls import canonical_url, page_key
@@ -135,10 +135,35 @@ SITE_CHECKS: tuple[Callable[[Site], list[Finding]], ...] = (
 )
 
 
-def run_checks(site: Site, pages: Sequence[Page]) -> list[Finding]:
+def check_claims(site: Site, verifications: Mapping[str, Verification]) -> list[Finding]:
+    """A contradicted claim is an error naming the field, expected and found values."""
+    findings = []
+    for guide in site.guides:
+        verification = verifications.get(guide.evidence.operation_id)
+        if verification is None:
+            continue
+        for check in verification.checks:
+            if check.state == "contradicted":
+                message = f"{check.path}: expected {check.expected}, found {check.found}"
+                findings.append(
+                    Finding(
+                        "verify", "error", verification.source, message, guide.url, (check.path,)
+                    )
+                )
+        for path, problem in verification.warnings:
+            findings.append(
+                Finding("verify", "warning", verification.source, f"{path}: {problem}", guide.url)
+            )
+    return findings
+
+
+def run_checks(
+    site: Site, pages: Sequence[Page], verifications: Mapping[str, Verification] | None = None
+) -> list[Finding]:
     """Run every check on the site and its rendered pages; return findings in report order."""
     scans: list[PageScan] = scan_pages(pages)
     findings = [finding for check in SITE_CHECKS for finding in check(site)]
+    findings += check_claims(site, verifications or {})
     findings += check_overlap(site, scans)
     findings += check_site(site, pages, scans)
     return sorted(

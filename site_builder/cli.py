@@ -13,7 +13,7 @@ from pathlib import Path
 
 from site_builder.config import BuildConfig
 from site_builder.errors import InputError, OutputError, ServeError
-from site_builder.models import Finding
+from site_builder.models import Finding, Verification
 from site_builder.pipeline import build
 from site_builder.registry import import_sitemap
 from site_builder.report import counts, format_json, format_text, problems_as_findings
@@ -82,12 +82,14 @@ def main(argv: Sequence[str] | None = None, default_root: Path | None = None) ->
         return 1
     findings = list(report.findings)
     pages = sum(1 for page in report.pages if page.path.endswith(".html"))
+    checked = report.verifications
     if counts(findings)["errors"]:
-        return _failed(findings, args, "check error", pages=pages)
+        return _failed(findings, args, "check error", pages=pages, verifications=checked)
     if args.format == "json":
-        print(format_json(findings, pages))
+        print(format_json(findings, pages, checked))
     elif findings and (args.audit or counts(findings)["warnings"]):
-        print(format_text(findings, pages, include_info=args.audit), file=sys.stderr)
+        text = format_text(findings, pages, include_info=args.audit, verifications=checked)
+        print(text, file=sys.stderr)
     if not args.quiet and args.format == "text":
         seconds = time.perf_counter() - started
         action = (
@@ -97,17 +99,24 @@ def main(argv: Sequence[str] | None = None, default_root: Path | None = None) ->
     return 0
 
 
-def _failed(findings: list[Finding], args: argparse.Namespace, kind: str, pages: int = 0) -> int:
+def _failed(
+    findings: list[Finding],
+    args: argparse.Namespace,
+    kind: str,
+    pages: int = 0,
+    verifications: Sequence[Verification] = (),
+) -> int:
     """Report a failed run: JSON on stdout, or one line per error and a summary on stderr."""
     if args.format == "json":
-        print(format_json(findings, pages))
+        print(format_json(findings, pages, verifications))
         return 1
     errors = [f for f in findings if f.severity == "error"]
     if kind == "input error":
         for finding in errors:
             print(f"{finding.source}: {finding.message}", file=sys.stderr)
     else:
-        print(format_text(findings, pages, include_info=args.audit), file=sys.stderr)
+        text = format_text(findings, pages, include_info=args.audit, verifications=verifications)
+        print(text, file=sys.stderr)
     count = len(errors)
     plural = "s" if count != 1 else ""
     print(f"Aborted: {count} {kind}{plural}; nothing was written.", file=sys.stderr)

@@ -22,6 +22,7 @@ MAX_RECORD_BYTES = 8 * 1024 * 1024
 MAX_DOC_BYTES = 1024 * 1024
 FENCE = "---"
 REGISTRY_NAME = "registry.json"
+RULES_NAME = "rules.yaml"
 _OPERATION_ID = re.compile(r'"operationId"\s*:\s*"([A-Za-z0-9._-]{1,100})"')
 
 
@@ -88,6 +89,11 @@ def load_inputs(config: BuildConfig) -> Inputs:
         config, config.content_dir, REGISTRY_NAME, _decode_record, problems
     ):
         registry = RawRecord(source, data)
+    rules = None
+    for source, data in _read_each(
+        config, config.content_dir, RULES_NAME, _decode_settings, problems
+    ):
+        rules = RawDoc(source, data, "")
     assets = [
         Asset(path.name, path.read_bytes())
         for path in sorted(config.assets_dir.glob("*"))
@@ -99,6 +105,7 @@ def load_inputs(config: BuildConfig) -> Inputs:
         settings=settings,
         assets=tuple(assets),
         registry=registry,
+        rules=rules,
         problems=tuple(problems),
         unreadable_ids=unreadable_ids,
     )
@@ -204,10 +211,10 @@ def _yaml(text: str, first_line: int) -> Any:
 
 
 def _decode_settings(raw: bytes) -> dict[str, Any]:
-    """Decode content/site.yaml into a mapping."""
+    """Decode a YAML settings file (site.yaml, rules.yaml) into a mapping."""
     data = _yaml(_text(raw, MAX_DOC_BYTES), first_line=1)
     if not isinstance(data, dict):
-        raise _ReadError("<root>", "site settings must be a YAML mapping")
+        raise _ReadError("<root>", "must be a YAML mapping")
     return data
 
 

@@ -15,7 +15,14 @@ from pydantic import (
 )
 
 from site_builder.errors import Problem
-from site_builder.schema import FrontMatter, JsonValue, RegistryEntry, Scalar, SiteSettings
+from site_builder.schema import (
+    FrontMatter,
+    JsonValue,
+    RegistryEntry,
+    RuleFile,
+    Scalar,
+    SiteSettings,
+)
 
 # --- raw inputs, as read from disk (load.py) -------------------------------------------------
 
@@ -54,6 +61,7 @@ class Inputs:
     settings: RawDoc
     assets: tuple[Asset, ...]
     registry: RawRecord | None = None
+    rules: RawDoc | None = None
     problems: tuple[Problem, ...] = ()
     unreadable_ids: frozenset[str] = frozenset()
     """operationIds seen in record files that could not be decoded."""
@@ -108,6 +116,8 @@ class Evidence(BaseModel):
     nearby_note: str
     overlap_facts: tuple[tuple[str, JsonValue], ...]
     sections: tuple[tuple[str, JsonValue], ...]
+    record: dict[str, JsonValue]
+    """The whole record without its editorial sections: what the verification reads."""
 
 
 @dataclass(frozen=True)
@@ -119,6 +129,7 @@ class Normalized:
     settings: SiteSettings | None
     assets: tuple[Asset, ...]
     registry: tuple[RegistryEntry, ...] = ()
+    rules: RuleFile = field(default_factory=RuleFile)
     problems: tuple[Problem, ...] = ()
     """Every problem found so far; assembling adds its own, then the build stops once."""
     invalid_ids: frozenset[str] = frozenset()
@@ -172,10 +183,47 @@ class Site:
     registry_by_key: dict[str, RegistryEntry] = field(default_factory=dict)
     """Registry entries by normalised URL (the first of any duplicates)."""
     registry_source: str = "content/registry.json"
+    rules: RuleFile = field(default_factory=RuleFile)
 
     def canonical(self, url: str) -> str:
         """Return the absolute canonical form of a site-relative URL."""
         return self.settings.base_url + url
+
+
+# --- verification (verify.py) ----------------------------------------------------------------
+
+CheckState = Literal["verified", "unverifiable", "contradicted"]
+
+
+@dataclass(frozen=True)
+class ClaimCheck:
+    """The outcome of checking one claim of a record: a receipt, a revision, a number, an invariant."""
+
+    path: str
+    """JSON path of the claim: `speedRows.0.calculatedThroughputChangePercent`."""
+    kind: str
+    """receipt | revision | derived | invariant"""
+    state: CheckState
+    expected: str = ""
+    found: str = ""
+    reason: str = ""
+
+
+@dataclass(frozen=True)
+class Verification:
+    """Every claim check of one record, plus warnings that are not contradictions."""
+
+    source: str
+    checks: tuple[ClaimCheck, ...]
+    warnings: tuple[tuple[str, str], ...] = ()
+
+    def count(self, state: CheckState) -> int:
+        """Return how many checks ended in `state`."""
+        return sum(1 for check in self.checks if check.state == state)
+
+    def state_of(self, path: str) -> CheckState | None:
+        """Return the state of the check on `path`, if one ran."""
+        return next((check.state for check in self.checks if check.path == path), None)
 
 
 # --- output --------------------------------------------------------------------------------
@@ -222,3 +270,4 @@ class BuildReport:
     pages: tuple[Page, ...]
     findings: tuple[Finding, ...]
     guides: int
+    verifications: tuple[Verification, ...] = ()

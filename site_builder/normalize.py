@@ -13,6 +13,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from site_builder.errors import Problem
+from site_builder.formula import FormulaError, parse
 from site_builder.models import Doc, Evidence, Inputs, NearbyPage, Normalized, RawRecord, Receipt
 from site_builder.schema import (
     FrontMatter,
@@ -20,6 +21,7 @@ from site_builder.schema import (
     RecordCore,
     RegistryEntry,
     RegistryFile,
+    RuleFile,
     SiteSettings,
 )
 from site_builder.urls import page_key
@@ -60,6 +62,7 @@ def normalize(inputs: Inputs) -> Normalized:
         if front is not None:
             docs.append(Doc(raw.source, front, raw.body))
     registry = _registry(inputs, settings, problems)
+    rules = _rules(inputs, problems)
     valid = {item.source for item in evidence}
     invalid_ids = inputs.unreadable_ids | frozenset(
         raw.data["operationId"]
@@ -72,9 +75,27 @@ def normalize(inputs: Inputs) -> Normalized:
         settings=settings,
         assets=inputs.assets,
         registry=registry,
+        rules=rules,
         problems=tuple(problems),
         invalid_ids=invalid_ids,
     )
+
+
+def _rules(inputs: Inputs, problems: list[Problem]) -> RuleFile:
+    """Validate the verification rules and parse every formula once, up front."""
+    if inputs.rules is None:
+        return RuleFile()
+    source = inputs.rules.source
+    rules = _validate(RuleFile, inputs.rules.front, source, "", problems)
+    if rules is None:
+        return RuleFile()
+    for kind, items in (("derived", rules.derived), ("invariants", rules.invariants)):
+        for index, rule in enumerate(items):
+            try:
+                parse(rule.formula)
+            except FormulaError as error:
+                problems.append(Problem(source, f"{kind}.{index}.formula", str(error)))
+    return rules
 
 
 def _registry(
@@ -138,6 +159,7 @@ def _evidence(raw: RawRecord, problems: list[Problem]) -> Evidence | None:
         nearby_note=note,
         overlap_facts=overlap_facts,
         sections=tuple((key, value) for key, value in raw.data.items() if key not in CORE_KEYS),
+        record=raw.data,
     )
 
 

@@ -1,4 +1,4 @@
-"""The one function that knows the order: load, validate, assemble, render, check, write."""
+"""The one function that knows the order: load, validate, assemble, verify, render, check, write."""
 
 from __future__ import annotations
 
@@ -9,14 +9,18 @@ from site_builder.load import load_inputs
 from site_builder.models import BuildReport
 from site_builder.normalize import normalize
 from site_builder.render import render_site
+from site_builder.verify import verify_site
 from site_builder.write import write_site
 
 
 def build(config: BuildConfig, *, write: bool = True) -> BuildReport:
     """Build the site; write it unless `write` is false or a check found an error."""
     site = assemble(normalize(load_inputs(config)))
-    pages = render_site(site, config)
-    findings = run_checks(site, pages)
+    verifications = verify_site(site)
+    pages = render_site(site, config, verifications)
+    findings = run_checks(site, pages, verifications)
     if write and not any(finding.severity == "error" for finding in findings):
         write_site(pages, config.out_dir, inputs=config.input_dirs)
-    return BuildReport(tuple(pages), tuple(findings), len(site.guides))
+    return BuildReport(
+        tuple(pages), tuple(findings), len(site.guides), tuple(verifications.values())
+    )

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import traceback
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -19,7 +20,7 @@ from site_builder.config import BuildConfig
 from site_builder.errors import InputError, Problem
 from site_builder.humanize import humanize_slug
 from site_builder.markdown import render_markdown
-from site_builder.models import Asset, Guide, Page, Site
+from site_builder.models import Asset, Guide, Page, Site, Verification
 from site_builder.urls import canonical_url, page_key
 from site_builder.views import guide_view, pinned_release
 
@@ -43,8 +44,11 @@ def make_env(templates_dir: Path) -> Environment:
     return env
 
 
-def render_site(site: Site, config: BuildConfig) -> list[Page]:
+def render_site(
+    site: Site, config: BuildConfig, verifications: Mapping[str, Verification] | None = None
+) -> list[Page]:
     """Return every page of the site; template errors become one InputError."""
+    verifications = verifications or {}
     env = make_env(config.templates_dir)
     pages, asset_urls = _asset_pages(site.assets)
     common: dict[str, Any] = {"site": site, "settings": site.settings, "assets": asset_urls}
@@ -53,7 +57,10 @@ def render_site(site: Site, config: BuildConfig) -> list[Page]:
         latest = site.guides[:LATEST_ON_HOME]
         pages.append(_page(env, "index.html", "home.html", common, intro=intro, latest=latest))
         pages.append(_page(env, "guides/index.html", "guides.html", common))
-        pages.extend(render_guide(env, guide, common) for guide in site.guides)
+        pages.extend(
+            render_guide(env, guide, common, verifications.get(guide.evidence.operation_id))
+            for guide in site.guides
+        )
         pages.append(_page(env, "404.html", "404.html", common))
         pages.append(_page(env, "sitemap.xml", "sitemap.xml", common, entries=_sitemap(site)))
         pages.append(_page(env, "robots.txt", "robots.txt", common))
@@ -62,16 +69,23 @@ def render_site(site: Site, config: BuildConfig) -> list[Page]:
     return sorted(pages, key=lambda page: page.path)
 
 
-def render_guide(env: Environment, guide: Guide, common: dict[str, Any]) -> Page:
-    """Render one guide page."""
+def render_guide(
+    env: Environment,
+    guide: Guide,
+    common: dict[str, Any],
+    verification: Verification | None = None,
+) -> Page:
+    """Render one guide page from the guide, its verification and the site-wide summary."""
     site: Site = common["site"]
     prose = render_markdown(guide.body, lambda href: link_target(href, site))
+    view = guide_view(guide, site, verification)
     return _page(
         env,
         f"guides/{guide.slug}/index.html",
         "guide.html",
         common,
-        view=guide_view(guide, site),
+        view=view,
+        verified=view.verified,
         prose=Markup(prose.html),
         prose_headings=prose.headings,
         release=pinned_release(guide),

@@ -4,7 +4,9 @@ JSON schema `glm52-audit/1` (documented in the README):
     {"schema": "glm52-audit/1",
      "summary": {"ok": bool, "errors": int, "warnings": int, "info": int, "pages": int},
      "findings": [{"check", "severity", "page", "source", "message", "related", "score",
-                   "reviewed"}, ...]}
+                   "reviewed"}, ...],
+     "records": [{"source", "checked", "verified", "unverifiable", "contradicted",
+                  "items": [{"path", "kind", "state", "expected", "found", "reason"}]}, ...]}
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from collections.abc import Sequence
 from itertools import groupby
 
 from site_builder.errors import Problem
-from site_builder.models import Finding
+from site_builder.models import Finding, Verification
 
 SCHEMA = "glm52-audit/1"
 SITE_WIDE = "(site)"
@@ -37,7 +39,13 @@ def counts(findings: Sequence[Finding]) -> dict[str, int]:
     }
 
 
-def format_text(findings: Sequence[Finding], pages: int, *, include_info: bool) -> str:
+def format_text(
+    findings: Sequence[Finding],
+    pages: int,
+    *,
+    include_info: bool,
+    verifications: Sequence[Verification] = (),
+) -> str:
     """Return the report as text: a heading per page, one line per finding, a summary line."""
     shown = [f for f in findings if include_info or f.severity != "info"]
     lines = []
@@ -49,6 +57,18 @@ def format_text(findings: Sequence[Finding], pages: int, *, include_info: bool) 
                 f"  {finding.severity:<7} {finding.check:<15} {finding.source}: "
                 f"{finding.message}{mark}"
             )
+    if include_info and verifications:
+        lines.append("Record verification (claims checked, verified, unverifiable, contradicted):")
+        for verification in verifications:
+            lines.append(
+                f"  {verification.source}: {len(verification.checks)} checked, "
+                f"{verification.count('verified')} verified, "
+                f"{verification.count('unverifiable')} unverifiable, "
+                f"{verification.count('contradicted')} contradicted"
+            )
+            for check in verification.checks:
+                if check.state == "unverifiable":
+                    lines.append(f"    unverifiable {check.path}: {check.reason}")
     total = counts(findings)
     lines.append(
         f"{total['errors']} error(s), {total['warnings']} warning(s), {total['info']} note(s) "
@@ -57,7 +77,9 @@ def format_text(findings: Sequence[Finding], pages: int, *, include_info: bool) 
     return "\n".join(lines)
 
 
-def format_json(findings: Sequence[Finding], pages: int) -> str:
+def format_json(
+    findings: Sequence[Finding], pages: int, verifications: Sequence[Verification] = ()
+) -> str:
     """Return the report as JSON (schema glm52-audit/1), keys in a stable order."""
     total = counts(findings)
     report = {
@@ -76,8 +98,32 @@ def format_json(findings: Sequence[Finding], pages: int) -> str:
             }
             for f in sorted(findings, key=_order)
         ],
+        "records": [_record_section(verification) for verification in verifications],
     }
     return json.dumps(report, indent=2, ensure_ascii=False)
+
+
+def _record_section(verification: Verification) -> dict[str, object]:
+    """Return one record's verification: counts, then every item not verified."""
+    return {
+        "source": verification.source,
+        "checked": len(verification.checks),
+        "verified": verification.count("verified"),
+        "unverifiable": verification.count("unverifiable"),
+        "contradicted": verification.count("contradicted"),
+        "items": [
+            {
+                "path": check.path,
+                "kind": check.kind,
+                "state": check.state,
+                "expected": check.expected,
+                "found": check.found,
+                "reason": check.reason,
+            }
+            for check in verification.checks
+            if check.state != "verified"
+        ],
+    }
 
 
 def _order(finding: Finding) -> tuple[str, int, str, str, str]:

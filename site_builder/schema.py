@@ -100,13 +100,53 @@ class RegistryFile(BaseModel):
 
 
 class ReceiptIn(BaseModel):
-    """One source receipt as a record states it; the name key varies by record."""
+    """One source receipt as a record states it; the name key varies by record.
+
+    Only types are checked here: whether the URL, size and hash are sound is a claim the
+    verification step checks and reports with the expected and found values.
+    """
 
     model_config = ConfigDict(extra="allow", frozen=True)
 
-    url: StrictStr = Field(pattern=HTTP_URL_PATTERN)
-    bytes: StrictInt = Field(ge=0)
-    sha256: StrictStr = Field(pattern=SHA256_PATTERN)
+    url: StrictStr
+    bytes: StrictInt
+    sha256: StrictStr
+
+
+class DerivedRule(BaseModel):
+    """A derived number the build recomputes: which fields, from which formula, how exactly."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+
+    field: StrictStr = Field(min_length=1)
+    """Dotted key pattern matched against the end of a field's path (list positions skipped);
+    `*` matches any one key: `calculatedThroughputChangePercent`, `tokensPerSecondPercent.*`."""
+    formula: StrictStr = Field(min_length=1)
+    """Expression over the field's object and its enclosing objects (see formula.py)."""
+    tolerance: float | None = Field(default=None, strict=False, ge=0)
+    """Absolute tolerance; by default half a unit in the recorded value's last decimal place."""
+    note: StrictStr = ""
+
+
+class InvariantRule(BaseModel):
+    """How the build decides one named invariant from the record's own data."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+
+    name: StrictStr = Field(min_length=1)
+    formula: StrictStr = Field(min_length=1)
+    note: StrictStr = ""
+
+
+class RuleFile(BaseModel):
+    """content/rules.yaml: the verification rules, declared as data."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+
+    derived: tuple[DerivedRule, ...] = Field(default=(), strict=False)
+    invariants: tuple[InvariantRule, ...] = Field(default=(), strict=False)
+    undecidable: dict[str, StrictStr] = {}
+    """Invariants the data cannot decide, with the reason shown on the page and in the report."""
 
 
 class RecordCore(BaseModel):

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from site_builder.blocks import Block, KeyValue, Pair, build_block
 from site_builder.cells import format_cell, is_scalar
 from site_builder.humanize import anchor_for, humanize_key, humanize_slug
-from site_builder.models import Guide, Receipt, Site
+from site_builder.models import ClaimCheck, Guide, Receipt, Site, Verification
 from site_builder.schema import JsonValue, is_http_url
 from site_builder.urls import canonical_url, page_key
 
@@ -39,11 +39,14 @@ class BoundaryView:
 
 @dataclass(frozen=True)
 class Invariant:
-    """One asserted invariant as a checklist line."""
+    """One invariant as a checklist line, with what the build could say about it."""
 
     label: str
     name: str
     holds: bool
+    state: str
+    """verified (decided by the build) | asserted (by the audit only) | contradicted"""
+    reason: str = ""
 
 
 @dataclass(frozen=True)
@@ -92,11 +95,14 @@ class GuideView:
     nearby: tuple[NearbyView, ...]
     nearby_note: str
     overlap_facts: KeyValue | None
+    verified: frozenset[str]
+    """JSON paths of the derived values the build recomputed and found right."""
 
 
-def guide_view(guide: Guide, site: Site) -> GuideView:
-    """Return the view of one guide; a pure function of the guide and the site's URL map."""
+def guide_view(guide: Guide, site: Site, verification: Verification | None = None) -> GuideView:
+    """Return the view of one guide: a pure function of the guide, its verification and the site."""
     evidence = guide.evidence
+    checks = {check.path: check for check in verification.checks} if verification else {}
     return GuideView(
         guide=guide,
         verdict=humanize_slug(evidence.verdict),
@@ -110,9 +116,10 @@ def guide_view(guide: Guide, site: Site) -> GuideView:
             for key, value in evidence.sections
         ),
         invariants=tuple(
-            Invariant(humanize_key(name), name, holds) for name, holds in evidence.invariants
+            _invariant(name, holds, checks.get(f"invariants.{name}"))
+            for name, holds in evidence.invariants
         ),
-        revisions=KeyValue("", "revisions", _pairs(evidence.revisions), ()),
+        revisions=KeyValue("", "revisions", _pairs(evidence.revisions, "revisions"), ()),
         model_facts=build_block("model", dict(evidence.model_facts)),
         receipts=tuple(_receipt(receipt) for receipt in evidence.receipts),
         nearby=tuple(
@@ -124,12 +131,28 @@ def guide_view(guide: Guide, site: Site) -> GuideView:
             if evidence.overlap_facts
             else None
         ),
+        verified=frozenset(
+            path
+            for path, check in checks.items()
+            if check.kind == "derived" and check.state == "verified"
+        ),
     )
 
 
-def _pairs(fields: tuple[tuple[str, JsonValue], ...]) -> tuple[Pair, ...]:
-    """Return fields as labelled cells."""
-    return tuple(Pair(humanize_key(key), format_cell(value, key), False) for key, value in fields)
+def _invariant(name: str, holds: bool, check: ClaimCheck | None) -> Invariant:
+    """Return one checklist line: verified by the build, or only asserted by the audit."""
+    if check is None or check.state == "unverifiable":
+        reason = check.reason if check else ""
+        return Invariant(humanize_key(name), name, holds, "asserted", reason)
+    return Invariant(humanize_key(name), name, holds, check.state)
+
+
+def _pairs(fields: tuple[tuple[str, JsonValue], ...], at: str = "") -> tuple[Pair, ...]:
+    """Return fields as labelled cells (with their JSON paths under `at`, if given)."""
+    return tuple(
+        Pair(humanize_key(key), format_cell(value, key, f"{at}.{key}" if at else ""), False)
+        for key, value in fields
+    )
 
 
 def _boundary(facts: tuple[tuple[str, JsonValue], ...]) -> BoundaryView | None:

@@ -16,6 +16,7 @@ from site_builder.consistency import check_site
 from site_builder.models import Page
 from site_builder.pipeline import build
 from site_builder.scan import scan_pages
+from site_builder.verify import verify_site
 from tests.conftest import Project, tree_digest
 
 SEQUENCE_RECORD = "003_d837ec4df0827390.json"
@@ -232,8 +233,10 @@ def test_checks_are_pure_and_deterministic(project: Project) -> None:
     config = BuildConfig.for_root(project.root)
     report = build(config, write=False)
     site = _site(config)
-    assert run_checks(site, report.pages) == run_checks(site, report.pages)
-    assert run_checks(site, report.pages) == list(report.findings)
+    verifications = verify_site(site)
+    first = run_checks(site, report.pages, verifications)
+    assert first == run_checks(site, report.pages, verify_site(site))
+    assert first == list(report.findings)
 
 
 def test_audit_writes_nothing(project: Project, tmp_path: Path) -> None:

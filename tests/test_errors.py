@@ -108,9 +108,19 @@ def test_malformed_json_names_line_and_column(built: Project) -> None:
     expect(problems(built), (RECORD, location, f"invalid JSON: {error.msg}"))
 
 
-def test_receipt_hash_that_is_not_64_hex_is_located_by_index(built: Project) -> None:
+def test_receipt_hash_that_is_not_64_hex_is_a_contradiction_located_by_index(
+    built: Project,
+) -> None:
     change_record(built, RECORD, lambda d: d["sourceReceipts"][3].update(sha256="abc123"))
-    expect(problems(built), (RECORD, "sourceReceipts.3.sha256", "[0-9a-f]{64}"))
+    lines = run_failing(built)
+    errors = [line.split(None, 3) for line in lines if line.lstrip().startswith("error")]
+    assert ["error", "verify", f"{RECORD}:"] in [words[:3] for words in errors]
+    assert any(
+        "sourceReceipts.3.sha256: expected 64 lower-case hex digits, found 'abc123'" in line
+        for line in lines
+    )
+    assert any("invariants.allSourceHashesValid: expected false" in line for line in lines)
+    assert lines[-1] == "Aborted: 2 check errors; nothing was written."
 
 
 def test_checked_at_without_time_zone_is_refused(built: Project) -> None:

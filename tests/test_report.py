@@ -43,7 +43,7 @@ def test_text_report_hides_notes_unless_asked() -> None:
 
 def test_json_report_has_the_documented_schema() -> None:
     report = json.loads(format_json(FINDINGS, pages=7))
-    assert list(report) == ["schema", "summary", "findings"]
+    assert list(report) == ["schema", "summary", "findings", "records"]
     assert report["schema"] == "glm52-audit/1"
     assert report["summary"] == {"ok": False, "errors": 2, "warnings": 1, "info": 1, "pages": 7}
     first = report["findings"][0]

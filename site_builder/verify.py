@@ -1,0 +1,288 @@
+"""Verify each record's own claims: receipts, revisions, derived numbers and invariants.
+
+Receipt and revision checks are built in; derived numbers and invariants are decided by the
+rules in content/rules.yaml, evaluated by the safe formula evaluator. A pure function of one
+record and the rules, so it runs before rendering and the page can show what was verified.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping
+from datetime import datetime
+from fnmatch import fnmatchcase
+from itertools import pairwise
+from typing import Any
+
+from site_builder.formula import FormulaError, evaluate
+from site_builder.models import ClaimCheck, Evidence, Site, Verification
+from site_builder.schema import DerivedRule, RuleFile, is_http_url
+
+_HEX = re.compile(r"^[0-9a-f]+$")
+_COMMIT_KEY = re.compile(r"(commit|revision|head|sha)$", re.IGNORECASE)
+_TAG_KEY = re.compile(r"(tag|release)$", re.IGNORECASE)
+_TAG = re.compile(r"^v?\d+(\.\d+){1,3}([.+-]?[0-9A-Za-z][0-9A-Za-z.-]*)?$")
+_TIME_KEY = re.compile(r"[a-z](At|LastModified)$")
+_DERIVED_KEY = re.compile(r"^(calculated|computed)[A-Z]")
+_MEASUREMENT_KEY = re.compile(r"reported|measure", re.IGNORECASE)
+_BOUNDARY_KEYS = frozenset({"boundary", "claimBoundary", "auditBoundary", "transferWarning"})
+
+Node = tuple[str, str, Any, tuple[Mapping[str, Any], ...], list[Any]]
+"""(JSON path, key, value, enclosing objects innermost first, rows beside it) of one field."""
+
+
+def verify_site(site: Site) -> dict[str, Verification]:
+    """Verify every guide's record; keyed by operationId."""
+    return {g.evidence.operation_id: verify(g.evidence, site.rules) for g in site.guides}
+
+
+def verify(evidence: Evidence, rules: RuleFile) -> Verification:
+    """Return every claim check of one record."""
+    record = evidence.record
+    nodes = list(_walk(record))
+    checks = [*_receipts(record), *_revisions(record, nodes), *_derived(nodes, rules)]
+    checks += _invariants(evidence, rules)
+    warnings = [*_duplicate_receipts(record), *_uncaveated_measurements(record)]
+    return Verification(evidence.source, tuple(checks), tuple(warnings))
+
+
+def _walk(
+    value: Any,
+    path: str = "",
+    parents: tuple[Mapping[str, Any], ...] = (),
+    rows: list[Any] | None = None,
+) -> Iterator[Node]:
+    """Yield every field of every object, with its path, enclosing objects and sibling rows."""
+    if isinstance(value, Mapping):
+        scopes = (value, *parents)
+        for key, child in value.items():
+            child_path = f"{path}.{key}" if path else key
+            yield child_path, key, child, scopes, rows or []
+            yield from _walk(child, child_path, scopes)
+    elif isinstance(value, list):
+        for index, child in enumerate(value):
+            yield from _walk(child, f"{path}.{index}", parents, value)
+
+
+def _check(path: str, kind: str, ok: bool, expected: str, found: Any) -> ClaimCheck:
+    """Return a verified or contradicted check."""
+    if ok:
+        return ClaimCheck(path, kind, "verified")
+    return ClaimCheck(path, kind, "contradicted", expected, _show(found))
+
+
+def _show(value: Any) -> str:
+    """Return a value as the report shows it."""
+    return (
+        repr(value)
+        if isinstance(value, str)
+        else str(value).lower()
+        if isinstance(value, bool)
+        else str(value)
+    )
+
+
+def _receipts(record: Mapping[str, Any]) -> Iterator[ClaimCheck]:
+    """Every receipt has an http(s) URL, a 64-hex sha256 and a positive size."""
+    for index, receipt in enumerate(record.get("sourceReceipts", [])):
+        path = f"sourceReceipts.{index}"
+        url, sha, size = receipt.get("url"), receipt.get("sha256"), receipt.get("bytes")
+        yield _check(
+            f"{path}.url",
+            "receipt",
+            isinstance(url, str) and is_http_url(url),
+            "an http(s) URL",
+            url,
+        )
+        ok = isinstance(sha, str) and len(sha) == 64 and bool(_HEX.match(sha))
+        yield _check(f"{path}.sha256", "receipt", ok, "64 lower-case hex digits", sha)
+        ok = isinstance(size, int) and not isinstance(size, bool) and size > 0
+        yield _check(f"{path}.bytes", "receipt", ok, "a positive byte count", size)
+    seen: dict[str, tuple[int, str]] = {}
+    for index, receipt in enumerate(record.get("sourceReceipts", [])):
+        url, sha = receipt.get("url"), receipt.get("sha256")
+        first = seen.setdefault(url, (index, sha))
+        if first[0] != index and first[1] != sha:
+            expected = f"the sha256 of sourceReceipts.{first[0]} ({first[1]}) for the same URL"
+            yield _check(f"sourceReceipts.{index}.sha256", "receipt", False, expected, sha)
+
+
+def _duplicate_receipts(record: Mapping[str, Any]) -> Iterator[tuple[str, str]]:
+    """The same URL listed twice with the same hash is a warning: a duplicate receipt."""
+    seen: dict[str, tuple[int, str]] = {}
+    for index, receipt in enumerate(record.get("sourceReceipts", [])):
+        first = seen.setdefault(receipt.get("url"), (index, receipt.get("sha256")))
+        if first[0] != index and first[1] == receipt.get("sha256"):
+            yield (
+                f"sourceReceipts.{index}",
+                f"repeats sourceReceipts.{first[0]} ({receipt.get('url')})",
+            )
+
+
+def _revisions(record: Mapping[str, Any], nodes: list[Node]) -> Iterator[ClaimCheck]:
+    """Commits are 40-hex, tags look like tags, times are ISO with a zone and releases in order."""
+    for path, key, value, _, _ in nodes:
+        if not isinstance(value, str):
+            continue
+        if _COMMIT_KEY.search(key) and _HEX.match(value.lower()) and len(value) >= 7:
+            yield _check(
+                path,
+                "revision",
+                len(value) == 40 and bool(_HEX.match(value)),
+                "a 40-hex commit",
+                value,
+            )
+        elif (key == "tag" or (path.startswith("revisions.") and key.endswith("Tag"))) and value:
+            yield _check(
+                path, "revision", bool(_TAG.match(value)), "a release tag like v1.2.3", value
+            )
+        elif _TIME_KEY.search(key):
+            yield _check(path, "revision", _is_time(value), "an ISO 8601 time with a zone", value)
+    yield from _release_order(record)
+
+
+def _is_time(value: str) -> bool:
+    """Return whether a string is an ISO 8601 time with a zone."""
+    try:
+        return datetime.fromisoformat(value.replace("Z", "+00:00")).tzinfo is not None
+    except ValueError:
+        return False
+
+
+def _release_order(record: Mapping[str, Any]) -> Iterator[ClaimCheck]:
+    """In a table of releases (rows with tag and publishedAt), dates ascend with the versions."""
+    for key, rows in record.items():
+        if not isinstance(rows, list):
+            continue
+        releases = [
+            (index, row)
+            for index, row in enumerate(rows)
+            if isinstance(row, dict)
+            and _TAG.match(str(row.get("tag", "")))
+            and _is_time(str(row.get("publishedAt", "")))
+        ]
+        for (_, earlier), (index, later) in pairwise(releases):
+            newer = _version(later["tag"]) > _version(earlier["tag"])
+            ok = newer == (_parse_time(later["publishedAt"]) > _parse_time(earlier["publishedAt"]))
+            expected = (
+                f"published after {earlier['tag']} ({earlier['publishedAt']})"
+                if newer
+                else "published before"
+            )
+            yield _check(
+                f"{key}.{index}.publishedAt", "revision", ok, expected, later["publishedAt"]
+            )
+
+
+def _version(tag: str) -> tuple[int, ...]:
+    """Return the numeric parts of a tag: v0.5.18 -> (0, 5, 18)."""
+    return tuple(int(part) for part in re.findall(r"\d+", tag.split("rc")[0])[:4])
+
+
+def _parse_time(value: str) -> datetime:
+    """Parse an ISO 8601 time with a zone."""
+    return datetime.fromisoformat(value.replace("Z", "+00:00"))
+
+
+def _derived(nodes: list[Node], rules: RuleFile) -> Iterator[ClaimCheck]:
+    """Recompute every field a rule covers; a calculated*/computed* field with no rule is counted."""
+    for path, key, value, scopes, rows in nodes:
+        rule = next((rule for rule in rules.derived if _matches(rule.field, path)), None)
+        if rule is None:
+            if _DERIVED_KEY.match(key) and not isinstance(value, Mapping | list):
+                yield ClaimCheck(
+                    path, "derived", "unverifiable", reason="no rule in content/rules.yaml"
+                )
+            continue
+        try:
+            expected = evaluate(rule.formula, scopes, {"key": key, "siblings": rows})
+        except FormulaError as error:
+            yield ClaimCheck(path, "derived", "unverifiable", reason=f"inputs missing: {error}")
+            continue
+        ok = _agrees(expected, value, rule)
+        yield _check(
+            path, "derived", ok, f"{_show(_rounded(expected, value))} = {rule.formula}", value
+        )
+
+
+def _matches(pattern: str, path: str) -> bool:
+    """Match a dotted key pattern against the end of a path, skipping list positions."""
+    keys = [part for part in path.split(".") if not part.isdigit()]
+    wanted = pattern.split(".")
+    return len(keys) >= len(wanted) and all(
+        fnmatchcase(key, want) for key, want in zip(keys[-len(wanted) :], wanted, strict=True)
+    )
+
+
+def _agrees(expected: Any, found: Any, rule: DerivedRule) -> bool:
+    """Compare numbers at the record's own precision (or the rule's tolerance), others exactly."""
+    numeric = (int, float)
+    if isinstance(expected, bool) or isinstance(found, bool) or not isinstance(expected, numeric):
+        return expected == found
+    if not isinstance(found, numeric):
+        return False
+    tolerance = (
+        rule.tolerance if rule.tolerance is not None else 0.5 * 10 ** -_decimals(found) + 1e-12
+    )
+    return abs(expected - found) <= tolerance
+
+
+def _decimals(value: float | int) -> int:
+    """Return how many decimals a recorded number carries: 10.284486 -> 6, 94 -> 0."""
+    text = repr(value)
+    return len(text.split(".")[1]) if "." in text and "e" not in text else 0
+
+
+def _rounded(expected: Any, found: Any) -> Any:
+    """Show an expected number at the recorded precision."""
+    if (
+        isinstance(expected, float)
+        and isinstance(found, int | float)
+        and not isinstance(found, bool)
+    ):
+        return round(expected, max(_decimals(found), 1))
+    return expected
+
+
+def _invariants(evidence: Evidence, rules: RuleFile) -> Iterator[ClaimCheck]:
+    """Decide every invariant a rule covers; the others are asserted by the audit."""
+    by_name = {rule.name: rule for rule in rules.invariants}
+    for name, claimed in evidence.invariants:
+        path = f"invariants.{name}"
+        rule = by_name.get(name)
+        if rule is None:
+            reason = rules.undecidable.get(name, "no rule in content/rules.yaml")
+            yield ClaimCheck(path, "invariant", "unverifiable", reason=reason)
+            continue
+        try:
+            decided = evaluate(rule.formula, (evidence.record,), {})
+        except FormulaError as error:
+            yield ClaimCheck(path, "invariant", "unverifiable", reason=f"inputs missing: {error}")
+            continue
+        yield _check(
+            path, "invariant", decided is claimed, f"{_show(decided)} = {rule.formula}", claimed
+        )
+
+
+def _uncaveated_measurements(record: Mapping[str, Any]) -> Iterator[tuple[str, str]]:
+    """A measurement from an outside source with no caveat on it or around it is a warning."""
+    for path, key, row, parents in _objects(record, "", "", ()):
+        numbers = any(isinstance(v, int | float) and not isinstance(v, bool) for v in row.values())
+        sourced = isinstance(row.get("source"), str) or bool(_MEASUREMENT_KEY.search(key))
+        caveated = any(name in _BOUNDARY_KEYS for scope in (row, *parents) for name in scope)
+        if path and numbers and sourced and not caveated:
+            yield path, "measurement has no boundary caveat (boundary, claimBoundary, ...)"
+
+
+def _objects(
+    value: Any, path: str, key: str, parents: tuple[Mapping[str, Any], ...]
+) -> Iterator[tuple[str, str, Mapping[str, Any], tuple[Mapping[str, Any], ...]]]:
+    """Yield every object (list rows included) with its path, its key and enclosing objects."""
+    if isinstance(value, Mapping):
+        yield path, key, value, parents
+        for child_key, child in value.items():
+            child_path = f"{path}.{child_key}" if path else child_key
+            yield from _objects(child, child_path, child_key, (value, *parents))
+    elif isinstance(value, list):
+        for index, child in enumerate(value):
+            yield from _objects(child, f"{path}.{index}", key, parents)
