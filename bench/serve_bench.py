@@ -79,32 +79,53 @@ def frozen_keys(root: Path) -> frozenset[str]:
     return frozenset(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", " ".join(texts)))
 
 
-def perturb(value: Any, rng: random.Random, vocab: list[str], frozen: frozenset[str]) -> Any:
-    """Return a JSON value of the same shape with new prose and numbers.
+class Perturber:
+    """Give a record new prose, numbers, hashes and URLs while its own claims still verify.
 
-    Kept as they are, so the record's own claims still verify: scalars and lists of scalars
-    under keys a rule reads or recomputes, calculated*/computed* fields, and strings without
-    spaces (commits, tags, times, URLs, enum values that formulas compare).
+    Kept: scalars (and lists of scalars) under keys the claim rules read or recompute,
+    calculated*/computed* fields, and other strings without spaces (tags, times, enum values
+    that formulas compare). Hashes and URLs are replaced consistently within a record, so
+    fields that must be equal stay equal.
     """
-    if isinstance(value, dict):
-        return {
-            key: item
-            if (key in frozen and not _objects(item))
-            or re.match(r"(calculated|computed)[A-Z]", key)
-            else perturb(item, rng, vocab, frozen)
-            for key, item in value.items()
-        }
-    if isinstance(value, list):
-        return [perturb(item, rng, vocab, frozen) for item in value]
-    if value is None or isinstance(value, bool):
-        return value
-    if isinstance(value, int):
-        return rng.randrange(1, 2 * abs(value) + 10)
-    if isinstance(value, float):
-        return round(value * rng.uniform(0.5, 1.5) + rng.random(), 3)
-    if len(value.split()) < 2:
-        return value
-    return " ".join(rng.choices(vocab, k=len(value.split())))
+
+    def __init__(self, rng: random.Random, vocab: list[str], frozen: frozenset[str]) -> None:
+        self.rng, self.vocab, self.frozen = rng, vocab, frozen
+        self.substitutes: dict[str, str] = {}
+
+    def record(self, record: dict[str, Any]) -> dict[str, Any]:
+        """Return a perturbed copy of one record."""
+        self.substitutes = {}
+        return self.value(record, False)
+
+    def value(self, value: Any, keep: bool) -> Any:
+        """Return a perturbed copy of one JSON value."""
+        rng = self.rng
+        if isinstance(value, dict):
+            return {
+                key: self.value(
+                    item,
+                    keep
+                    or (key in self.frozen and not _objects(item))
+                    or bool(re.match(r"(calculated|computed)[A-Z]", key)),
+                )
+                for key, item in value.items()
+            }
+        if isinstance(value, list):
+            return [self.value(item, keep) for item in value]
+        if isinstance(value, str) and re.fullmatch(r"[0-9a-f]{40}|[0-9a-f]{64}", value):
+            new = f"{rng.getrandbits(4 * len(value)):0{len(value)}x}"
+            return self.substitutes.setdefault(value, new)
+        if isinstance(value, str) and re.match(r"https?://", value):
+            new = "https://example.org/" + "/".join(rng.choices(self.vocab, k=3))
+            return self.substitutes.setdefault(value, new)
+        if keep or value is None or isinstance(value, bool):
+            return value
+        if isinstance(value, int):
+            return rng.randrange(1, 2 * abs(value) + 10)
+        if isinstance(value, float):
+            return round(value * rng.uniform(0.5, 1.5) + rng.random(), 3)
+        words = len(value.split())
+        return " ".join(rng.choices(self.vocab, k=words)) if words > 1 else value
 
 
 def _objects(value: Any) -> bool:
@@ -123,11 +144,11 @@ def make_project(folder: Path, guides: int) -> Path:
             shutil.copy2(source, root / name)
     bases = [json.loads(path.read_text("utf-8")) for path in sorted(root.glob("records/*.json"))]
     vocab = sorted({word for base in bases for word in re.findall(r"[a-z]{4,}", str(base).lower())})
-    frozen = frozen_keys(root)
     rng = random.Random(SEED)
+    perturber = Perturber(rng, vocab, frozen_keys(root))
     for i in range(max(0, guides - len(bases))):
         base = bases[i % len(bases)]
-        record = perturb({k: v for k, v in base.items() if k not in DROPPED}, rng, vocab, frozen)
+        record = perturber.record({k: v for k, v in base.items() if k not in DROPPED})
         record.update(
             schemaVersion=base["schemaVersion"],
             operationId=f"synthetic-{i:04d}-{rng.getrandbits(32):08x}",
