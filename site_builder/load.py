@@ -20,6 +20,9 @@ from site_builder.models import Asset, Inputs, RawDoc, RawRecord
 
 MAX_RECORD_BYTES = 8 * 1024 * 1024
 MAX_DOC_BYTES = 1024 * 1024
+MAX_DEPTH = 64
+"""Deeper JSON nesting is refused: no real record needs it, and it would exhaust recursion."""
+MAX_INTEGER = 10**30
 FENCE = "---"
 REGISTRY_NAME = "registry.json"
 RULES_NAME = "rules.yaml"
@@ -188,12 +191,42 @@ def _decode_record(raw: bytes) -> dict[str, Any]:
             f"line {error.lineno} column {error.colno}", f"invalid JSON: {error.msg}"
         ) from None
     except ValueError as error:
-        raise _ReadError("JSON", str(error)) from None
+        message = str(error)
+        if "integer string conversion" in message:
+            message = "an integer has too many digits"
+        raise _ReadError("JSON", message) from None
     except RecursionError:
         raise _ReadError("JSON", "nested too deeply") from None
     if not isinstance(data, dict):
         raise _ReadError("<root>", f"a record must be a JSON object, not {type(data).__name__}")
+    _check_json_values(data)
     return data
+
+
+def _check_json_values(data: Any) -> None:
+    """Refuse nesting deeper than MAX_DEPTH, lone surrogates and integers too large to show."""
+    stack: list[tuple[Any, str, int]] = [(data, "", 0)]
+    while stack:
+        value, path, depth = stack.pop()
+        where = path or "<root>"
+        if depth > MAX_DEPTH:
+            raise _ReadError(where, f"nested deeper than {MAX_DEPTH} levels")
+        if isinstance(value, dict):
+            for key, child in value.items():
+                _check_text(key, where)
+                stack.append((child, f"{path}.{key}" if path else key, depth + 1))
+        elif isinstance(value, list):
+            stack.extend((child, f"{path}.{index}", depth + 1) for index, child in enumerate(value))
+        elif isinstance(value, str):
+            _check_text(value, where)
+        elif isinstance(value, int) and not isinstance(value, bool) and abs(value) >= MAX_INTEGER:
+            raise _ReadError(where, f"integer has more than {len(str(MAX_INTEGER)) - 1} digits")
+
+
+def _check_text(text: str, where: str) -> None:
+    """Refuse strings holding lone surrogates (`\\ud800`): they are not text and cannot be written."""
+    if any("\ud800" <= character <= "\udfff" for character in text):
+        raise _ReadError(where, "contains a lone surrogate (\\ud800-\\udfff), which is not text")
 
 
 def _yaml(text: str, first_line: int) -> Any:
