@@ -143,8 +143,12 @@ def parse(formula: str) -> ast.Expression:
             node, "attr", getattr(node, "id", "")
         ):
             raise FormulaError("names with '__' are not allowed")
-        if isinstance(node, ast.comprehension) and (node.is_async or len(node.ifs) > 1):
-            raise FormulaError("a comprehension may have one 'for' and at most one 'if'")
+        if isinstance(node, ast.comprehension) and (
+            node.is_async or len(node.ifs) > 1 or not isinstance(node.target, ast.Name)
+        ):
+            raise FormulaError("a comprehension loops over one name, with at most one 'if'")
+        if isinstance(node, ast.GeneratorExp | ast.ListComp) and len(node.generators) != 1:
+            raise FormulaError("a comprehension may have only one 'for'")
     return tree
 
 
