@@ -26,6 +26,10 @@ from typing import Any
 
 MAX_POWER = 64
 MAX_ITEMS = 100_000
+MAX_STEPS = 1_000_000
+"""Evaluation steps one formula may take: bounds nested comprehensions."""
+MAX_TEXT = 1_000_000
+MAX_INT_BITS = 4096
 
 
 class FormulaError(Exception):
@@ -155,25 +159,42 @@ def parse(formula: str) -> ast.Expression:
 def evaluate(formula: str, scopes: Sequence[Mapping[str, Any]], bindings: Mapping[str, Any]) -> Any:
     """Evaluate a formula; names resolve in `bindings`, then in `scopes` (innermost first)."""
     try:
-        return _Evaluator(scopes, dict(bindings)).visit(parse(formula).body)
+        return _Evaluator(scopes, dict(bindings), [0]).visit(parse(formula).body)
     except FormulaError:
         raise
     except (ArithmeticError, TypeError, ValueError, KeyError, IndexError, StopIteration) as error:
         raise FormulaError(f"{type(error).__name__}: {error}") from None
 
 
+def _bounded(value: Any) -> Any:
+    """Refuse results too large to be a record's claim: huge integers, endless text, infinity."""
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > MAX_INT_BITS:
+        raise FormulaError("a number grew too large")
+    if isinstance(value, float) and not math.isfinite(value):
+        raise FormulaError("a number overflowed")
+    if isinstance(value, str | list) and len(value) > MAX_TEXT:
+        raise FormulaError("a value grew too long")
+    return value
+
+
 class _Evaluator:
     """Walk a checked AST and compute its value over JSON data."""
 
-    def __init__(self, scopes: Sequence[Mapping[str, Any]], bindings: dict[str, Any]) -> None:
+    def __init__(
+        self, scopes: Sequence[Mapping[str, Any]], bindings: dict[str, Any], steps: list[int]
+    ) -> None:
         self.scopes = scopes
         self.bindings = bindings
+        self.steps = steps
 
     def visit(self, node: ast.AST) -> Any:
+        self.steps[0] += 1
+        if self.steps[0] > MAX_STEPS:
+            raise FormulaError(f"takes more than {MAX_STEPS:,} steps")
         method = getattr(self, f"_{type(node).__name__}", None)
         if method is None:
             raise FormulaError(f"'{type(node).__name__}' is not allowed in a formula")
-        return method(node)
+        return _bounded(method(node))
 
     def _Constant(self, node: ast.Constant) -> Any:
         return node.value
@@ -204,8 +225,10 @@ class _Evaluator:
         left, right = self.visit(node.left), self.visit(node.right)
         if isinstance(node.op, ast.Pow) and abs(right) > MAX_POWER:
             raise FormulaError("exponent too large")
-        if isinstance(node.op, ast.Mult) and any(isinstance(v, str | list) for v in (left, right)):
-            raise FormulaError("text and lists cannot be multiplied")
+        if isinstance(node.op, ast.Mult | ast.Mod) and any(
+            isinstance(v, str | list) for v in (left, right)
+        ):
+            raise FormulaError("text and lists cannot be multiplied or formatted")
         return _BINARY[type(node.op)](left, right)
 
     def _UnaryOp(self, node: ast.UnaryOp) -> Any:
@@ -247,7 +270,7 @@ class _Evaluator:
         items = list(self.visit(loop.iter))[:MAX_ITEMS]
         results = []
         for item in items:
-            inner = _Evaluator(self.scopes, {**self.bindings, loop.target.id: item})
+            inner = _Evaluator(self.scopes, {**self.bindings, loop.target.id: item}, self.steps)
             if all(inner.visit(condition) for condition in loop.ifs):
                 results.append(inner.visit(node.elt))
         return results

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Mapping
 from datetime import datetime
+from decimal import Decimal
 from fnmatch import fnmatchcase
 from itertools import pairwise
 from typing import Any
@@ -124,14 +125,9 @@ def _revisions(record: Mapping[str, Any], nodes: list[Node]) -> Iterator[ClaimCh
     for path, key, value, _, _ in nodes:
         if not isinstance(value, str):
             continue
-        if _COMMIT_KEY.search(key) and _HEX.match(value.lower()) and len(value) >= 7:
-            yield _check(
-                path,
-                "revision",
-                len(value) == 40 and bool(_HEX.match(value)),
-                "a 40-hex commit",
-                value,
-            )
+        if _COMMIT_KEY.search(key) and " " not in value:
+            ok = len(value) == 40 and bool(_HEX.match(value))
+            yield _check(path, "revision", ok, "a 40-hex commit", value)
         elif (key == "tag" or (path.startswith("revisions.") and key.endswith("Tag"))) and value:
             yield _check(
                 path, "revision", bool(_TAG.match(value)), "a release tag like v1.2.3", value
@@ -175,8 +171,16 @@ def _release_order(record: Mapping[str, Any]) -> Iterator[ClaimCheck]:
 
 
 def _version(tag: str) -> tuple[int, ...]:
-    """Return the numeric parts of a tag: v0.5.18 -> (0, 5, 18)."""
-    return tuple(int(part) for part in re.findall(r"\d+", tag.split("rc")[0])[:4])
+    """Return a tag as a comparable tuple: v0.5.18 -> (0, 5, 18, 0, 1, 0); an rc sorts first."""
+    match = re.match(r"^v?(\d+(?:\.\d+){0,3})(.*)$", tag)
+    if match is None:
+        return ()
+    numbers = [int(part) for part in match.group(1).split(".")]
+    numbers += [0] * (4 - len(numbers))
+    suffix = match.group(2)
+    pre = re.search(r"(a|b|rc|dev)(\d*)", suffix)
+    stage = (0, int(pre.group(2) or 0)) if pre else (1, 0)
+    return (*numbers, *stage)
 
 
 def _parse_time(value: str) -> datetime:
@@ -228,9 +232,9 @@ def _agrees(expected: Any, found: Any, rule: DerivedRule) -> bool:
 
 
 def _decimals(value: float | int) -> int:
-    """Return how many decimals a recorded number carries: 10.284486 -> 6, 94 -> 0."""
-    text = repr(value)
-    return len(text.split(".")[1]) if "." in text and "e" not in text else 0
+    """Return how many decimals a recorded number carries: 10.284486 -> 6, 94 -> 0, 9e-06 -> 6."""
+    exponent = Decimal(repr(value)).as_tuple().exponent
+    return max(0, -exponent) if isinstance(exponent, int) else 0
 
 
 def _rounded(expected: Any, found: Any) -> Any:
