@@ -6,6 +6,7 @@ what the findings mean for the exit code. The report groups them by page.
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC
 
@@ -105,16 +106,16 @@ def check_nearby_pages_resolve(site: Site) -> list[Finding]:
 
 def check_sitemap_count(site: Site) -> list[Finding]:
     """Compare each record's prepublication canonical count with the registry's count then."""
+    dates = sorted(entry.published for entry in site.registry if entry.published is not None)
+    undated = len(site.registry) - len(dates)
     findings = []
     for guide in site.guides:
         claimed = dict(guide.evidence.overlap_facts).get("prepublicationSitemapCanonicals")
         if not isinstance(claimed, int) or isinstance(claimed, bool):
             continue
         checked = guide.evidence.checked_at.astimezone(UTC).date()
-        dated = [entry for entry in site.registry if entry.published is not None]
-        before = sum(1 for entry in dated if entry.published < checked)
+        before = bisect_left(dates, checked)
         if before != claimed:
-            undated = len(site.registry) - len(dated)
             message = (
                 f"the record counts {claimed} canonicals before {checked}; the registry has "
                 f"{before} published before then ({undated} entries have no date; import the "

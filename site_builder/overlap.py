@@ -28,6 +28,8 @@ STRONG_OVERLAP = 0.4
 """Below the near-duplicate level but worth a human look: a warning. The four seed guides
 score under 0.1 against each other and every registry page."""
 NUM_PERM = 128
+ESTIMATE_MARGIN = 0.15
+"""How far below STRONG_OVERLAP a MinHash estimate may fall and still be scored exactly."""
 EXACT_PAIR_LIMIT = 5_000
 """Up to this many pairs every pair is scored exactly; beyond it MinHash LSH picks candidates."""
 _WORD = re.compile(r"[a-z0-9]+(?:[.\-][a-z0-9]+)*")
@@ -176,20 +178,33 @@ def _candidates(docs: list[Doc]) -> Iterator[tuple[Doc, Doc]]:
 
 
 def _lsh_candidates(docs: list[Doc], guides: list[Doc]) -> Iterator[tuple[Doc, Doc]]:
-    """Yield (guide, candidate) pairs from a MinHash LSH index of every page."""
+    """Yield (guide, candidate) pairs from a MinHash LSH index of every page.
+
+    A candidate is yielded only when its estimated similarity is near STRONG_OVERLAP, so the
+    exact comparison that follows runs on few pairs.
+    """
     from datasketch import MinHash, MinHashLSH  # numpy and scipy: imported only at scale
 
+    # crc32 keeps hashing fast and independent of PYTHONHASHSEED; one set of permutations
+    # serves every MinHash (making them is most of a MinHash's cost).
+    template = MinHash(num_perm=NUM_PERM, seed=1, hashfunc=zlib.crc32)
     hashes = {}
-    lsh = MinHashLSH(threshold=STRONG_OVERLAP * 0.8, num_perm=NUM_PERM)
+    lsh = MinHashLSH(threshold=STRONG_OVERLAP, num_perm=NUM_PERM)
     for doc in docs:
-        # crc32 keeps hashing fast and independent of PYTHONHASHSEED.
-        hashes[doc.key] = MinHash(num_perm=NUM_PERM, seed=1, hashfunc=zlib.crc32)
-        hashes[doc.key].update_batch([shingle.encode() for shingle in sorted(doc.shingles)])
-        lsh.insert(doc.key, hashes[doc.key])
+        minhash = MinHash(
+            num_perm=NUM_PERM,
+            hashfunc=zlib.crc32,
+            permutations=template.permutations,
+            scheme=template.scheme,
+        )
+        minhash.update_batch([shingle.encode() for shingle in sorted(doc.shingles)])
+        hashes[doc.key] = minhash
+        lsh.insert(doc.key, minhash)
     by_key = {doc.key: doc for doc in docs}
     for doc in guides:
         for other_key in sorted(lsh.query(hashes[doc.key])):
-            yield doc, by_key[other_key]
+            if hashes[doc.key].jaccard(hashes[other_key]) >= STRONG_OVERLAP - ESTIMATE_MARGIN:
+                yield doc, by_key[other_key]
 
 
 def _similar_pairs(docs: list[Doc]) -> list[tuple[Doc, Doc, float]]:
