@@ -134,6 +134,9 @@ def build_block(
     at = key if at is None else at
     path = f"{path}-{anchor_for(key)}" if path else anchor_for(key)
     title = humanize_key(key)
+    if depth >= MAX_DEPTH and isinstance(value, list) and not _is_inline(value):
+        # Past the depth limit nothing nests further: the rest is one line of JSON.
+        return Fact(title, path, format_cell(json.dumps(value, ensure_ascii=False), key, at))
     if isinstance(value, list):
         if value and all(isinstance(item, dict) for item in value):
             return _table(title, path, [(None, item) for item in value], at)

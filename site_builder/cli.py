@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from site_builder.config import BuildConfig
-from site_builder.errors import InputError, OutputError, ServeError
+from site_builder.errors import InputError, OutputError, ServeError, one_line
 from site_builder.models import Finding, Verification
 from site_builder.pipeline import build
 from site_builder.registry import import_sitemap
@@ -113,7 +113,7 @@ def _failed(
     errors = [f for f in findings if f.severity == "error"]
     if kind == "input error":
         for finding in errors:
-            print(f"{finding.source}: {finding.message}", file=sys.stderr)
+            print(one_line(f"{finding.source}: {finding.message}"), file=sys.stderr)
     else:
         text = format_text(findings, pages, include_info=args.audit, verifications=verifications)
         print(text, file=sys.stderr)

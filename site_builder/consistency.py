@@ -122,8 +122,12 @@ def _link_problem(
     base_url: str,
 ) -> str | None:
     """Return why one link does not resolve, or None when it does."""
-    parts = urlsplit(href)
-    if parts.scheme in {"http", "https"} and not same_host(parts.hostname or "", base_url):
+    try:
+        parts = urlsplit(href)
+        hostname = parts.hostname or ""
+    except ValueError:
+        return f"link {href} is not a valid URL"
+    if parts.scheme in {"http", "https"} and not same_host(hostname, base_url):
         return None  # another site: not ours to check, and never fetched
     if href.startswith("#"):
         target, fragment = scan, parts.fragment

@@ -8,8 +8,16 @@ SiteError
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f\u2028\u2029]")
+
+
+def one_line(text: str) -> str:
+    """Return text safe for one terminal line: control characters and newlines escaped."""
+    return _CONTROL.sub(lambda match: repr(match.group())[1:-1], text)
 
 
 @dataclass(frozen=True)
@@ -22,7 +30,7 @@ class Problem:
 
     def __str__(self) -> str:
         """Return the one-line form `source: location: message`."""
-        return f"{self.source}: {self.location}: {self.message}"
+        return one_line(f"{self.source}: {self.location}: {self.message}")
 
 
 class SiteError(Exception):

@@ -241,6 +241,10 @@ def _yaml(text: str, first_line: int) -> Any:
         ) from None
     except yaml.YAMLError as error:
         raise _ReadError("YAML", f"invalid YAML: {error}") from None
+    except ValueError as error:  # e.g. an impossible date: published: 2026-02-30
+        raise _ReadError("YAML", f"invalid value: {error}") from None
+    except RecursionError:
+        raise _ReadError("YAML", "nested too deeply") from None
 
 
 def _decode_settings(raw: bytes) -> dict[str, Any]:

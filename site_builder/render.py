@@ -64,7 +64,7 @@ def render_site(
         pages.append(_page(env, "404.html", "404.html", common))
         pages.append(_page(env, "sitemap.xml", "sitemap.xml", common, entries=_sitemap(site)))
         pages.append(_page(env, "robots.txt", "robots.txt", common))
-    except TemplateError as error:
+    except (TemplateError, ArithmeticError, LookupError, TypeError, ValueError) as error:
         raise InputError([_template_problem(error, config)]) from None
     return sorted(pages, key=lambda page: page.path)
 
@@ -153,7 +153,7 @@ def _iso(value: datetime) -> str:
     return value.astimezone(UTC).isoformat(timespec="seconds")
 
 
-def _template_problem(error: TemplateError, config: BuildConfig) -> Problem:
+def _template_problem(error: Exception, config: BuildConfig) -> Problem:
     """Locate a template error: syntax errors carry their line, runtime errors their traceback."""
     name, line = getattr(error, "filename", None), getattr(error, "lineno", None)
     if name is None:
@@ -170,4 +170,5 @@ def _template_problem(error: TemplateError, config: BuildConfig) -> Problem:
         source = (
             path.relative_to(config.root).as_posix() if path.is_relative_to(config.root) else name
         )
-    return Problem(source, f"line {line}" if line else "template", error.message or str(error))
+    message = getattr(error, "message", None) or f"{type(error).__name__}: {error}"
+    return Problem(source, f"line {line}" if line else "template", message)

@@ -15,7 +15,7 @@ import json
 from collections.abc import Sequence
 from itertools import groupby
 
-from site_builder.errors import Problem
+from site_builder.errors import Problem, one_line
 from site_builder.models import Finding, Verification
 
 SCHEMA = "glm52-audit/1"
@@ -50,12 +50,14 @@ def format_text(
     shown = [f for f in findings if include_info or f.severity != "info"]
     lines = []
     for page, group in groupby(sorted(shown, key=_order), key=lambda f: f.page or SITE_WIDE):
-        lines.append(page)
+        lines.append(one_line(page))
         for finding in group:
             mark = " (reviewed)" if finding.reviewed else ""
             lines.append(
-                f"  {finding.severity:<7} {finding.check:<15} {finding.source}: "
-                f"{finding.message}{mark}"
+                one_line(
+                    f"  {finding.severity:<7} {finding.check:<15} {finding.source}: "
+                    f"{finding.message}{mark}"
+                )
             )
     if include_info and verifications:
         lines.append("Record verification (claims checked, verified, unverifiable, contradicted):")

@@ -7,8 +7,9 @@ except records, which keep unknown sections (extra="allow") for rendering by sha
 from __future__ import annotations
 
 import re
-from datetime import date
+from datetime import date, datetime
 from typing import Annotated, Any
+from urllib.parse import urlsplit
 
 from pydantic import (
     AwareDatetime,
@@ -19,6 +20,7 @@ from pydantic import (
     StrictInt,
     StrictStr,
     StringConstraints,
+    field_validator,
 )
 
 SLUG_PATTERN = r"^[a-z0-9]+(-[a-z0-9]+)*$"
@@ -165,7 +167,20 @@ class RecordCore(BaseModel):
     model_facts: dict[str, JsonValue] = Field(alias="model")
     invariants: dict[str, StrictBool] = Field(alias="invariants")
 
+    @field_validator("checked_at")
+    @classmethod
+    def _in_range(cls, value: datetime) -> datetime:
+        """Refuse times that cannot be converted to UTC (year 1 or 9999 at the edges)."""
+        if not 1970 <= value.year <= 9998:
+            raise ValueError("must be a time between 1970 and 9998")
+        return value
+
 
 def is_http_url(value: str) -> bool:
     """Return whether `value` is an absolute http(s) URL, the only kind we ever link to."""
-    return re.match(HTTP_URL_PATTERN, value) is not None
+    if re.match(HTTP_URL_PATTERN, value) is None:
+        return False
+    try:
+        return bool(urlsplit(value).hostname)
+    except ValueError:  # e.g. http://[abc: not a URL a browser could follow
+        return False

@@ -158,7 +158,7 @@ def _release_order(record: Mapping[str, Any]) -> Iterator[ClaimCheck]:
             and _is_time(str(row.get("publishedAt", "")))
         ]
         for (_, earlier), (index, later) in pairwise(releases):
-            newer = _version(later["tag"]) > _version(earlier["tag"])
+            newer = _version(str(later["tag"])) > _version(str(earlier["tag"]))
             ok = newer == (_parse_time(later["publishedAt"]) > _parse_time(earlier["publishedAt"]))
             expected = (
                 f"published after {earlier['tag']} ({earlier['publishedAt']})"
@@ -190,8 +190,17 @@ def _parse_time(value: str) -> datetime:
 
 def _derived(nodes: list[Node], rules: RuleFile) -> Iterator[ClaimCheck]:
     """Recompute every field a rule covers; a calculated*/computed* field with no rule is counted."""
+    by_last_key: dict[str, list[DerivedRule]] = {}
+    wildcard: list[DerivedRule] = []
+    for rule in rules.derived:
+        last = rule.field.rsplit(".", 1)[-1]
+        if any(character in last for character in "*?["):
+            wildcard.append(rule)
+        else:
+            by_last_key.setdefault(last, []).append(rule)
     for path, key, value, scopes, rows in nodes:
-        rule = next((rule for rule in rules.derived if _matches(rule.field, path)), None)
+        candidates = by_last_key.get(key, []) + wildcard if wildcard else by_last_key.get(key, [])
+        rule = next((rule for rule in candidates if _matches(rule.field, path)), None)
         if rule is None:
             if _DERIVED_KEY.match(key) and not isinstance(value, Mapping | list):
                 yield ClaimCheck(

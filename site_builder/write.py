@@ -7,8 +7,11 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import tempfile
-from collections.abc import Sequence
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
 from site_builder.errors import OutputError
@@ -56,13 +59,29 @@ def _swap(staging: Path, out_dir: Path) -> None:
         return
     old = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.old-", dir=out_dir.parent))
     old.rmdir()
-    out_dir.rename(old)
-    try:
-        staging.rename(out_dir)
-    except OSError:
-        old.rename(out_dir)
-        raise
+    with _signals_deferred():
+        out_dir.rename(old)
+        try:
+            staging.rename(out_dir)
+        except BaseException:
+            if not out_dir.exists():
+                old.rename(out_dir)
+            raise
     shutil.rmtree(old, ignore_errors=True)
+
+
+@contextmanager
+def _signals_deferred() -> Iterator[None]:
+    """Hold Ctrl-C and SIGTERM during the two renames, so they cannot leave no output at all."""
+    signals = {signal.SIGINT, signal.SIGTERM}
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, signals)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
 
 
 def _refuse_input_folder(out_dir: Path, inputs: Sequence[Path]) -> None:
