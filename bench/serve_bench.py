@@ -273,9 +273,8 @@ def main() -> int:
     sys.stdout.reconfigure(line_buffering=True)  # type: ignore[attr-defined]
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # still clean up when killed
     describe = ["git", "-C", str(ROOT), "describe", "--always", "--dirty"]
-    source = subprocess.run(describe, capture_output=True, text=True, check=False).stdout.strip()
+    source = lambda: subprocess.run(describe, capture_output=True, text=True).stdout.strip()  # noqa: E731
     load = lambda: " ".join(f"{value:.2f}" for value in os.getloadavg())  # noqa: E731
-    print(f"source {source}, load average {load()} (2 cores: other work inflates the figures)")
     from playwright.sync_api import sync_playwright
 
     summary = []
@@ -283,7 +282,7 @@ def main() -> int:
         browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
         try:
             for size in [int(size) for size in args.guides.split(",")]:
-                print(f"== {size} guides ==")
+                print(f"== {size} guides: copy of {source()}, load average {load()} ==")
                 with tempfile.TemporaryDirectory(prefix="serve-bench-") as folder:
                     root = make_project(Path(folder), size)
                     offline_figures(root)

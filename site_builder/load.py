@@ -137,6 +137,9 @@ def _read_each(
         if path.is_symlink() and not path.resolve().is_relative_to(config.root):
             problems.append(Problem(source, "file", "symlink points outside the project; refused"))
             continue
+        if path.is_symlink() and not path.exists():
+            problems.append(Problem(source, "file", "cannot be read: the symlink points nowhere"))
+            continue
         if not path.is_file():
             continue
         try:
