@@ -21,7 +21,6 @@ from site_builder.schema import DerivedRule, RuleFile, is_http_url
 
 _HEX = re.compile(r"^[0-9a-f]+$")
 _COMMIT_KEY = re.compile(r"(commit|revision|head|sha)$", re.IGNORECASE)
-_TAG_KEY = re.compile(r"(tag|release)$", re.IGNORECASE)
 _TAG = re.compile(r"^v?\d+(\.\d+){1,3}([.+-]?[0-9A-Za-z][0-9A-Za-z.-]*)?$")
 _TIME_KEY = re.compile(r"[a-z](At|LastModified)$")
 _DERIVED_KEY = re.compile(r"^(calculated|computed)[A-Z]")
