@@ -56,11 +56,29 @@ def make_markdown() -> MarkdownIt:
     return md
 
 
-def render_markdown(text: str, resolve_link: Callable[[str], str] | None = None) -> Rendered:
-    """Return the HTML of `text` and its `##` headings; `resolve_link` rewrites site paths."""
+def render_markdown(
+    text: str,
+    resolve_link: Callable[[str], str] | None = None,
+    reserved_ids: frozenset[str] = frozenset(),
+) -> Rendered:
+    """Return the HTML of `text` and its `##` headings.
+
+    `resolve_link` rewrites site paths; heading ids never reuse `reserved_ids` (the ids the
+    page already has), so `## Sources` in prose cannot collide with the Sources section.
+    """
     md = make_markdown()
     env: dict[str, object] = {}
     tokens = md.parse(text, env)
+    taken = set(reserved_ids)
+    for token in tokens:
+        if token.type == "heading_open" and token.attrGet("id"):
+            anchor = base = str(token.attrGet("id"))
+            number = 1
+            while anchor in taken:
+                number += 1
+                anchor = f"{base}-{number}"
+            taken.add(anchor)
+            token.attrSet("id", anchor)
     if resolve_link is not None:
         for token in tokens:
             for child in token.children or ():

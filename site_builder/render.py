@@ -25,6 +25,22 @@ from site_builder.urls import canonical_url, page_key
 from site_builder.views import guide_view, pinned_release
 
 LATEST_ON_HOME = 10
+PAGE_IDS = frozenset(
+    [
+        "main",
+        "verdict",
+        "evidence-boundary",
+        "toc-title",
+        "invariants",
+        "revisions",
+        "revisions-table",
+        "model",
+        "sources",
+        "nearby-guides",
+        "overlap-audit",
+    ]
+)
+"""Ids the guide template itself uses; prose headings never take them."""
 SITE_PAGES = frozenset({"/", "/guides/", "/404.html", "/sitemap.xml", "/robots.txt"})
 
 
@@ -77,8 +93,9 @@ def render_guide(
 ) -> Page:
     """Render one guide page from the guide, its verification and the site-wide summary."""
     site: Site = common["site"]
-    prose = render_markdown(guide.body, lambda href: link_target(href, site))
     view = guide_view(guide, site, verification)
+    reserved = PAGE_IDS | {section.anchor for section in view.sections}
+    prose = render_markdown(guide.body, lambda href: link_target(href, site), reserved)
     return _page(
         env,
         f"guides/{guide.slug}/index.html",

@@ -58,3 +58,10 @@ def test_headings_get_anchors_and_feed_the_table_of_contents() -> None:
 def test_tables_render_with_a_header_row() -> None:
     doc = parsed("| a | b |\n|---|---|\n| 1 | 2 |\n")
     assert [th.text for th in doc.select("thead th")] == ["a", "b"]
+
+
+def test_prose_headings_never_reuse_the_pages_own_ids() -> None:
+    rendered = render_markdown(
+        "## Sources\n\n## Shape rows\n", reserved_ids=frozenset({"sources", "shape-rows"})
+    )
+    assert [h.anchor for h in rendered.headings] == ["sources-2", "shape-rows-2"]

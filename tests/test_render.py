@@ -35,3 +35,10 @@ def test_template_syntax_error_names_the_file_and_line(project: Project) -> None
     assert result.returncode == 1
     assert result.stderr.startswith("templates/home.html: line ")
     assert "Traceback" not in result.stderr
+
+
+def test_a_prose_heading_named_like_a_section_builds(project: Project) -> None:
+    guide = project.root / "content" / "glm-5-2-vllm-sequence-parallel-moe.md"
+    guide.write_text(guide.read_text("utf-8") + "\n## Sources\n\n## Shape rows\n", "utf-8")
+    result = project.run()
+    assert result.returncode == 0, result.stderr
