@@ -74,8 +74,8 @@ class Previewer:
                 self.state.publish(None, errors)
                 return False
             self.state.publish(out, ())
-            self._prune()
             self.log(f"Rebuilt ({self.state.version}).")
+            self._prune()
             return True
 
     def watch_forever(self, stop: threading.Event) -> None:

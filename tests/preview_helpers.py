@@ -80,12 +80,16 @@ def start_preview(root: Path, *args: str) -> Preview:
     threading.Thread(target=_drain, args=(process.stdout, stdout), daemon=True).start()
     threading.Thread(target=_drain, args=(process.stderr, stderr), daemon=True).start()
     deadline = time.monotonic() + STARTUP_SECONDS
-    while not any("Serving the preview at" in line for line in stdout):
-        if process.poll() is not None:
-            time.sleep(0.2)
-            raise AssertionError(f"preview exited {process.returncode}: {stdout} {stderr}")
-        assert time.monotonic() < deadline, f"preview did not start: {stderr}"
-        time.sleep(0.05)
+    try:
+        while not any("Serving the preview at" in line for line in stdout):
+            if process.poll() is not None:
+                time.sleep(0.2)
+                raise AssertionError(f"preview exited {process.returncode}: {stdout} {stderr}")
+            assert time.monotonic() < deadline, f"preview did not start: {stderr}"
+            time.sleep(0.05)
+    except BaseException:
+        process.kill()
+        raise
     line = next(line for line in stdout if "Serving the preview at" in line)
     url = re.search(r"http://\S+/", line).group(0)
     workdir = next(
