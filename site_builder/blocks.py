@@ -15,9 +15,8 @@ from typing import Any
 
 from site_builder.cells import Cell, format_cell, is_scalar
 from site_builder.humanize import anchor_for, humanize_key
-from site_builder.schema import JsonValue
+from site_builder.schema import BOUNDARY_KEYS, JsonValue
 
-BOUNDARY_KEYS = frozenset({"boundary", "claimBoundary", "auditBoundary", "transferWarning"})
 VERDICT_KEYS = frozenset({"decision", "result", "verdict", "classification", "outcome"})
 MAX_DEPTH = 6
 _VERDICT_SUFFIX = re.compile(r"[a-z0-9](Result|Decision|Verdict|Classification|Outcome)$")

@@ -35,6 +35,9 @@ JsonValue = Any
 
 Scalar = str | int | float | bool | None
 
+BOUNDARY_KEYS = frozenset({"boundary", "claimBoundary", "auditBoundary", "transferWarning"})
+"""Keys whose string values are caveats bounding the object they sit in, wherever it is."""
+
 
 class SiteSettings(BaseModel):
     """content/site.yaml: what the site is called and where it lives."""

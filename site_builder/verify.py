@@ -17,7 +17,7 @@ from typing import Any
 
 from site_builder.formula import FormulaError, evaluate
 from site_builder.models import ClaimCheck, Evidence, Site, Verification
-from site_builder.schema import DerivedRule, RuleFile, is_http_url
+from site_builder.schema import BOUNDARY_KEYS, DerivedRule, RuleFile, is_http_url
 
 _HEX = re.compile(r"^[0-9a-f]+$")
 _COMMIT_KEY = re.compile(r"(commit|revision|head|sha)$", re.IGNORECASE)
@@ -25,7 +25,6 @@ _TAG = re.compile(r"^v?\d+(\.\d+){1,3}([.+-]?[0-9A-Za-z][0-9A-Za-z.-]*)?$")
 _TIME_KEY = re.compile(r"[a-z](At|LastModified)$")
 _DERIVED_KEY = re.compile(r"^(calculated|computed)[A-Z]")
 _MEASUREMENT_KEY = re.compile(r"reported|measure", re.IGNORECASE)
-_BOUNDARY_KEYS = frozenset({"boundary", "claimBoundary", "auditBoundary", "transferWarning"})
 
 Node = tuple[str, str, Any, tuple[Mapping[str, Any], ...], list[Any]]
 """(JSON path, key, value, enclosing objects innermost first, rows beside it) of one field."""
@@ -281,7 +280,7 @@ def _uncaveated_measurements(record: Mapping[str, Any]) -> Iterator[tuple[str, s
     for path, key, row, parents in _objects(record, "", "", ()):
         numbers = any(isinstance(v, int | float) and not isinstance(v, bool) for v in row.values())
         sourced = isinstance(row.get("source"), str) or bool(_MEASUREMENT_KEY.search(key))
-        caveated = any(name in _BOUNDARY_KEYS for scope in (row, *parents) for name in scope)
+        caveated = any(name in BOUNDARY_KEYS for scope in (row, *parents) for name in scope)
         if path and numbers and sourced and not caveated:
             yield path, "measurement has no boundary caveat (boundary, claimBoundary, ...)"
 
