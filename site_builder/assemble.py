@@ -12,6 +12,9 @@ from site_builder.schema import SLUG_PATTERN, RegistryEntry
 from site_builder.urls import page_key
 
 DESCRIPTION_LIMIT = 159
+RESERVED = ("/", "/guides/", "/tags/", "/search/", "/atom.xml", "/sitemap.xml", "/404.html")
+RESERVED_FOLDERS = ("/assets/", "/tags/", "/search/", "/pagefind/")
+"""Paths the site builds itself; no alias may take them."""
 
 
 def assemble(normalized: Normalized) -> Site:
@@ -47,6 +50,8 @@ def assemble(normalized: Normalized) -> Site:
             source, location = _slug_origin(guide)
             message = f"slug '{guide.slug}' is also used by {_slug_origin(other)[0]}"
             problems.append(Problem(source, location, message))
+    if normalized.settings is not None:
+        problems += _alias_problems(list(guides.values()), normalized.settings.base_url)
     if problems or normalized.settings is None:
         raise InputError(problems)
     ordered = sorted(guides.values(), key=lambda guide: (-guide.lastmod.timestamp(), guide.slug))
@@ -59,6 +64,27 @@ def assemble(normalized: Normalized) -> Site:
         registry_by_key=_registry_by_key(normalized),
         rules=normalized.rules,
     )
+
+
+def _alias_problems(guides: list[Guide], base_url: str) -> list[Problem]:
+    """An alias may not be a page the site builds, nor another guide's URL or alias."""
+    owners: dict[str, Guide] = {guide.url: guide for guide in guides}
+    problems = []
+    for guide in sorted(guides, key=lambda guide: guide.slug):
+        for alias in guide.aliases:
+            key = page_key(alias, base_url) or alias
+            other = owners.setdefault(key, guide)
+            if key in RESERVED or key.startswith(RESERVED_FOLDERS):
+                taken = "a page the site builds itself"
+            elif other is not guide:
+                taken = f"already {other.url} or one of its aliases"
+            elif key == guide.url:
+                taken = "this guide's own URL"
+            else:
+                continue
+            message = f"alias '{alias}' is {taken}"
+            problems.append(Problem(_slug_origin(guide)[0], "front matter.aliases", message))
+    return problems
 
 
 def _registry_by_key(normalized: Normalized) -> dict[str, RegistryEntry]:
@@ -87,6 +113,7 @@ def _guide(evidence: Evidence, doc: Doc | None) -> Guide:
             body=doc.body,
             doc_source=doc.source,
             evidence=evidence,
+            aliases=front.aliases,
         )
     verdict = humanize_slug(evidence.verdict)
     description = f"Verdict: {verdict}."

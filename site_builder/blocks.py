@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from site_builder.cells import Cell, format_cell, is_scalar
+from site_builder.charts import Chart, build_charts
 from site_builder.humanize import anchor_for, humanize_key
 from site_builder.schema import BOUNDARY_KEYS, JsonValue
 
@@ -67,6 +68,7 @@ class Table:
     columns: tuple[Column, ...]
     rows: tuple[Row, ...]
     callouts: tuple[Callout, ...]
+    charts: tuple[Chart, ...] = ()
     kind: str = "table"
 
 
@@ -239,7 +241,8 @@ def _table(title: str, path: str, rows: list[tuple[str | None, dict[str, Any]]],
         Callout(humanize_key(k), text, _row_scope(members, len(rows)), numbering[(k, text)])
         for (k, text), members in notes.items()
     )
-    return Table(title, path, tuple(columns), tuple(built), callouts)
+    charts = build_charts(title, path, rows, [row.notes for row in built])
+    return Table(title, path, tuple(columns), tuple(built), callouts, charts)
 
 
 def _lift_boundaries(

@@ -159,6 +159,8 @@ class Guide:
     body: str
     doc_source: str | None
     evidence: Evidence
+    aliases: tuple[str, ...] = ()
+    """Old site paths that redirect here."""
 
     @property
     def url(self) -> str:

@@ -21,6 +21,8 @@ from site_builder.errors import InputError, Problem
 from site_builder.humanize import humanize_slug
 from site_builder.markdown import render_markdown
 from site_builder.models import Asset, Guide, Page, Site, Verification
+from site_builder.navigation import TagPage, family_groups, neighbours, tag_pages
+from site_builder.structured import guide_json_ld, modified_at, published_at
 from site_builder.urls import canonical_url, page_key
 from site_builder.views import guide_view, pinned_release
 
@@ -38,10 +40,15 @@ PAGE_IDS = frozenset(
         "sources",
         "nearby-guides",
         "overlap-audit",
+        "related-guides",
+        "site-search-q",
     ]
 )
 """Ids the guide template itself uses; prose headings never take them."""
-SITE_PAGES = frozenset({"/", "/guides/", "/404.html", "/sitemap.xml", "/robots.txt"})
+SITE_PAGES = frozenset(
+    {"/", "/guides/", "/tags/", "/search/", "/404.html", "/sitemap.xml", "/robots.txt", "/atom.xml"}
+)
+SITE_FOLDERS = ("/assets/", "/tags/", "/pagefind/")
 
 
 def make_env(templates_dir: Path) -> Environment:
@@ -67,19 +74,30 @@ def render_site(
     verifications = verifications or {}
     env = make_env(config.templates_dir)
     pages, asset_urls = _asset_pages(site.assets)
+    tags = tag_pages(site.guides)
     common: dict[str, Any] = {"site": site, "settings": site.settings, "assets": asset_urls}
     try:
         intro = _markdown(site.settings.intro)
         latest = site.guides[:LATEST_ON_HOME]
+        families = family_groups(site.guides)
         pages.append(_page(env, "index.html", "home.html", common, intro=intro, latest=latest))
-        pages.append(_page(env, "guides/index.html", "guides.html", common))
+        pages.append(_page(env, "guides/index.html", "guides.html", common, families=families))
         pages.extend(
             render_guide(env, guide, common, verifications.get(guide.evidence.operation_id))
             for guide in site.guides
         )
+        pages.append(_page(env, "tags/index.html", "tags.html", common, tags=tags))
+        pages.extend(
+            _page(env, f"tags/{tag.tag}/index.html", "tag.html", common, tag=tag) for tag in tags
+        )
+        pages.append(_page(env, "search/index.html", "search.html", common))
+        pages.extend(_alias_pages(env, site, common))
         pages.append(_page(env, "404.html", "404.html", common))
-        pages.append(_page(env, "sitemap.xml", "sitemap.xml", common, entries=_sitemap(site)))
+        sitemap = _sitemap(site, tags)
+        pages.append(_page(env, "sitemap.xml", "sitemap.xml", common, entries=sitemap))
         pages.append(_page(env, "robots.txt", "robots.txt", common))
+        pages.append(_feed(env, site, common))
+        pages.append(Page("_redirects", _redirects(site).encode("utf-8")))
     except (TemplateError, ArithmeticError, LookupError, TypeError, ValueError) as error:
         raise InputError([_template_problem(error, config)]) from None
     return sorted(pages, key=lambda page: page.path)
@@ -106,6 +124,10 @@ def render_guide(
         prose=Markup(prose.html),
         prose_headings=prose.headings,
         release=pinned_release(guide),
+        json_ld=tuple(Markup(data) for data in guide_json_ld(guide, site)),
+        modified=modified_at(guide),
+        published=published_at(guide),
+        nav=neighbours(guide, site),
     )
 
 
@@ -113,7 +135,7 @@ def link_target(href: str, site: Site) -> str:
     """Keep links to pages built here site-relative; send other site paths to their canonical."""
     path = href.split("#", 1)[0].split("?", 1)[0]
     key = page_key(href, site.settings.base_url)
-    built = path in SITE_PAGES or key in site.by_url or path.startswith("/assets/")
+    built = path in SITE_PAGES or key in site.by_url or path.startswith(SITE_FOLDERS)
     return href if built else site.canonical(href)
 
 
@@ -123,6 +145,44 @@ def _page(
     """Render one template into a Page."""
     text = env.get_template(template).render(**common, **context)
     return Page(path, text.encode("utf-8"))
+
+
+def _feed(env: Environment, site: Site, common: dict[str, Any]) -> Page:
+    """Return the Atom feed: every guide, most recently changed first."""
+    entries = sorted(
+        ((guide, modified_at(guide)) for guide in site.guides),
+        key=lambda entry: (-entry[1].timestamp(), entry[0].slug),
+    )
+    updated = _iso(entries[0][1]) if entries else "1970-01-01T00:00:00+00:00"
+    return _page(
+        env,
+        "atom.xml",
+        "atom.xml",
+        common,
+        entries=entries,
+        updated=updated,
+        published=published_at,
+    )
+
+
+def _alias_pages(env: Environment, site: Site, common: dict[str, Any]) -> list[Page]:
+    """Return a redirect page at each old path of a renamed guide (for hosts without rules)."""
+    pages = {}
+    for guide in site.guides:
+        for alias in guide.aliases:
+            path = alias.lstrip("/")
+            path = path if path.endswith(".html") else f"{path.rstrip('/')}/index.html"
+            pages[path] = _page(env, path, "alias.html", common, guide=guide)
+    return [pages[path] for path in sorted(pages)]
+
+
+def _redirects(site: Site) -> str:
+    """Return Netlify's `_redirects`: a permanent redirect from every alias to its guide."""
+    rules = sorted({(alias, guide.url) for guide in site.guides for alias in guide.aliases})
+    lines = ["# Renamed guides: old path, new path, status (from front matter `aliases`)."]
+    # Forced (`301!`): the alias's own "moved" page must not shadow the redirect.
+    lines += [f"{alias} {target} 301!" for alias, target in rules]
+    return "\n".join(lines) + "\n"
 
 
 def _markdown(text: str) -> Markup:
@@ -142,7 +202,7 @@ def _asset_pages(assets: tuple[Asset, ...]) -> tuple[list[Page], dict[str, str]]
     return pages, urls
 
 
-def _sitemap(site: Site) -> list[tuple[str, str]]:
+def _sitemap(site: Site, tags: tuple[TagPage, ...]) -> list[tuple[str, str]]:
     """Return (canonical URL, lastmod) for the registry's pages and every page built here."""
     base = site.settings.base_url
     entries: dict[str, tuple[str, str]] = {}
@@ -154,7 +214,8 @@ def _sitemap(site: Site) -> list[tuple[str, str]]:
     built = [(guide.url, guide.lastmod) for guide in site.guides]
     if site.guides:
         newest = max(guide.lastmod for guide in site.guides)
-        built += [("/", newest), ("/guides/", newest)]
+        built += [("/", newest), ("/guides/", newest), ("/tags/", newest)]
+        built += [(tag.url, max(guide.lastmod for guide in tag.guides)) for tag in tags]
     for url, lastmod in built:
         entries[url] = (site.canonical(url), _iso(lastmod))
     return sorted(entries.values())

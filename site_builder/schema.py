@@ -27,6 +27,10 @@ SLUG_PATTERN = r"^[a-z0-9]+(-[a-z0-9]+)*$"
 HTTP_URL_PATTERN = r"^https?://[^\s/?#]+[^\s]*$"
 SHA256_PATTERN = r"^[0-9a-f]{64}$"
 
+Alias = Annotated[
+    StrictStr, StringConstraints(pattern=r"^/([\w~-][\w.~-]*/)*([\w~-][\w.~-]*)?$", max_length=300)
+]
+"""A site path a guide used to live at (`/guides/old-slug/`); it redirects to the guide."""
 Tag = Annotated[StrictStr, StringConstraints(pattern=SLUG_PATTERN, max_length=40)]
 """A slug-like label on a guide: `vllm`, `kernel-fusion`."""
 
@@ -77,6 +81,8 @@ class FrontMatter(BaseModel):
     """When the guide was first published."""
     updated: date | None = Field(default=None, strict=False)
     """When the prose last changed materially, if after `published`."""
+    aliases: tuple[Alias, ...] = Field(default=(), strict=False, max_length=20)
+    """Old site paths of this guide; each becomes a permanent redirect to it."""
 
 
 class RegistryEntry(BaseModel):

@@ -383,7 +383,7 @@ CLI_CASES: dict[str, tuple[Callable[[Project], None], tuple[str, ...], int, tupl
     # --- templates ---
     "template-syntax-error": (
         replace_text("templates/guides.html", r"^<h1>All guides</h1>$", "<h1>{% if %}</h1>"),
-        ("templates/guides.html: line 12: ",),
+        ("templates/guides.html: line 13: ",),
         1,
         (),
     ),
@@ -395,7 +395,7 @@ CLI_CASES: dict[str, tuple[Callable[[Project], None], tuple[str, ...], int, tupl
     ),
     "template-unknown-filter": (
         replace_text("templates/guides.html", r"<h1>All guides", "<h1>{{ 1 | nosuch }}"),
-        ("templates/guides.html: line 12: No filter named 'nosuch'",),
+        ("templates/guides.html: line 13: No filter named 'nosuch'",),
         1,
         (),
     ),
@@ -409,7 +409,7 @@ CLI_CASES: dict[str, tuple[Callable[[Project], None], tuple[str, ...], int, tupl
         replace_text(
             "templates/guides.html", r"^<h1>All guides</h1>$", '{% include "gone.html" %}'
         ),
-        ("templates/guides.html: line 12: 'gone.html' not found",),
+        ("templates/guides.html: line 13: 'gone.html' not found",),
         1,
         (),
     ),
@@ -514,7 +514,7 @@ def test_template_runtime_error_is_reported_without_traceback(
     assert tree_digest(built.out) == before
     assert result.returncode == 1
     assert "Traceback" not in result.stderr, result.stderr[-1500:]
-    assert result.stderr.splitlines()[0].startswith("templates/guides.html: line 12: ")
+    assert result.stderr.splitlines()[0].startswith("templates/guides.html: line 13: ")
 
 
 def deep_tags(project: Project) -> None:
@@ -605,8 +605,8 @@ TARGETS: dict[str, tuple[Any, str]] = {
     "chmod": (os, "chmod"),
     "mkdtemp": (tempfile, "mkdtemp"),
 }
-FILES = 11
-"""Files of the built seed site; the writer writes them in page order."""
+FILES = 39
+"""Files of the built seed site (pages, assets, the search bundle); written in page order."""
 
 # id: (patched function, failing call, error factory, stderr fragment)
 OUTPUT_CASES: dict[str, tuple[str, int, Callable[[], BaseException], str]] = {
@@ -616,11 +616,12 @@ OUTPUT_CASES: dict[str, tuple[str, int, Callable[[], BaseException], str]] = {
     "disk-full-on-last-file": ("write_bytes", FILES, enospc, "No space left on device"),
     "permission-denied-on-first-file": ("write_bytes", 1, eacces, "Permission denied"),
     "permission-denied-on-seventh-file": ("write_bytes", 7, eacces, "Permission denied"),
-    # mkdir call 1 is the parent's (exist_ok swallows errors), 2 is mkdtemp's, 4 makes assets/
+    # mkdir call 1 is the parent's (exist_ok swallows errors), 2 is mkdtemp's, 3 and 4 are the
+    # staging folder again (for 404.html and _redirects; exist_ok), 5 makes assets/
     "unwritable-parent-mkdir": ("mkdir", 2, eacces, "cannot create the staging folder"),
     "unwritable-parent-mkdtemp": ("mkdtemp", 1, eacces, "cannot create the staging folder"),
     "disk-full-creating-staging": ("mkdtemp", 1, enospc, "No space left on device"),
-    "disk-full-creating-subfolder": ("mkdir", 4, enospc, "No space left on device"),
+    "disk-full-creating-subfolder": ("mkdir", 5, enospc, "No space left on device"),
     "disk-full-creating-old-folder": ("mkdtemp", 2, enospc, "No space left on device"),
     "chmod-denied": ("chmod", 1, eacces, "Permission denied"),
     "rename-old-site-aside-fails": ("rename", 1, eacces, "Permission denied"),

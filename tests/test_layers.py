@@ -21,10 +21,15 @@ ORDER = [
     "normalize",
     "assemble",
     "verify",
+    "measures",
+    "charts",
     "blocks",
     "views",
     "markdown",
+    "navigation",
+    "structured",
     "render",
+    "search",
     "scan",
     "overlap",
     "consistency",
@@ -47,6 +52,7 @@ OWNERS = {
     "datasketch": "overlap",
     "defusedxml": "registry",
     "watchfiles": "preview",
+    "pagefind": "search",
     "pydantic": None,
 }
 

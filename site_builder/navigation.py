@@ -1,0 +1,144 @@
+"""How readers move between guides: tag pages, verdict families, related and adjacent guides.
+
+Pure functions of the assembled site. The first tag of a guide names its engine (`sglang`,
+`vllm`); the others are topics. A verdict family groups classifications by what the reader
+does next (adopt, adopt with guardrails, hold), read from the classification's words.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from site_builder.models import Guide, Site
+from site_builder.urls import page_key
+
+RELATED_LIMIT = 3
+
+
+@dataclass(frozen=True)
+class Family:
+    """A verdict family on the guides index: its name, what it means, its guides."""
+
+    name: str
+    anchor: str
+    summary: str
+    pattern: re.Pattern[str]
+
+
+FAMILIES = (
+    Family(
+        "Hold: do not adopt yet",
+        "hold",
+        "The evidence rejects the change or waits for a fix; stay on the current setup.",
+        re.compile(r"\b(reject|rejected|wait|block|blocked|avoid|do-not|dont|hold|revert)\b"),
+    ),
+    Family(
+        "Adopt with guardrails",
+        "guardrails",
+        "Usable behind a canary, a pilot, a fail-closed gate or a rollback switch.",
+        re.compile(r"\b(canary|pilot|gate|gated|fail-closed|lab|narrow|staged|limited|rollback)\b"),
+    ),
+    Family(
+        "Adopt",
+        "adopt",
+        "The evidence supports turning it on.",
+        re.compile(r"\b(adopt|default|enable|enabled|ship|recommend|recommended|go)\b"),
+    ),
+)
+OTHER = Family("Other verdicts", "other", "Verdicts that name no adoption step.", re.compile("$^"))
+
+
+@dataclass(frozen=True)
+class FamilyGroup:
+    """One family and its guides, in index order."""
+
+    family: Family
+    guides: tuple[Guide, ...]
+
+
+@dataclass(frozen=True)
+class TagPage:
+    """A tag and the guides that carry it, newest evidence first."""
+
+    tag: str
+    kind: str
+    """engine (the first tag of some guide) | topic"""
+    guides: tuple[Guide, ...]
+
+    @property
+    def url(self) -> str:
+        """Site-relative URL of the tag page."""
+        return f"/tags/{self.tag}/"
+
+
+@dataclass(frozen=True)
+class Neighbours:
+    """The guides next to one guide in index order, and the guides most related to it."""
+
+    newer: Guide | None
+    older: Guide | None
+    related: tuple[Guide, ...]
+
+
+def verdict_family(classification: str) -> Family:
+    """Return the family of a classification slug (`narrow-lab-pilot-only` -> guardrails)."""
+    words = classification.lower().replace("_", "-")
+    spaced = " ".join(re.split(r"[^a-z0-9]+", words))
+    for family in FAMILIES:
+        if family.pattern.search(words) or family.pattern.search(spaced):
+            return family
+    return OTHER
+
+
+def family_groups(guides: tuple[Guide, ...]) -> tuple[FamilyGroup, ...]:
+    """Return the non-empty verdict families in a fixed order, each with its guides."""
+    groups = []
+    for family in (*FAMILIES, OTHER):
+        members = tuple(g for g in guides if verdict_family(g.evidence.verdict) is family)
+        if members:
+            groups.append(FamilyGroup(family, members))
+    return tuple(groups)
+
+
+def tag_pages(guides: tuple[Guide, ...]) -> tuple[TagPage, ...]:
+    """Return one page per tag: engines first, then topics, each alphabetical."""
+    engines = {guide.tags[0] for guide in guides if guide.tags}
+    tags = sorted({tag for guide in guides for tag in guide.tags})
+    pages = [
+        TagPage(tag, "engine" if tag in engines else "topic", _tagged(guides, tag)) for tag in tags
+    ]
+    return tuple(sorted(pages, key=lambda page: (page.kind != "engine", page.tag)))
+
+
+def neighbours(guide: Guide, site: Site) -> Neighbours:
+    """Return the newer and older guide beside `guide` and up to three related guides.
+
+    Related guides share tags with it or are named in its record's overlap audit (the
+    nearest pages the research compared it with); more shared evidence ranks first.
+    """
+    order = site.guides
+    index = order.index(guide)
+    newer = order[index - 1] if index > 0 else None
+    older = order[index + 1] if index + 1 < len(order) else None
+    nearest = {site.by_url[key].slug for key in _nearest_keys(guide, site)}
+    scored = []
+    for other in order:
+        if other is guide:
+            continue
+        score = len(set(guide.tags) & set(other.tags)) + (2 if other.slug in nearest else 0)
+        if score:
+            scored.append((-score, order.index(other), other))
+    related = tuple(other for _, _, other in sorted(scored, key=lambda item: item[:2]))
+    return Neighbours(newer, older, related[:RELATED_LIMIT])
+
+
+def _nearest_keys(guide: Guide, site: Site) -> list[str]:
+    """Return the keys of built guides that the record's overlap audit names."""
+    keys = (page_key(page.url, site.settings.base_url) for page in guide.evidence.nearby)
+    return [key for key in keys if key is not None and key in site.by_url]
+
+
+def _tagged(guides: tuple[Guide, ...], tag: str) -> tuple[Guide, ...]:
+    """Return the guides carrying `tag`, in index order."""
+    return tuple(guide for guide in guides if tag in guide.tags)

@@ -1,0 +1,336 @@
+"""Serve a built site the way Netlify does, for browser tests: headers, redirects, 404.
+
+`serve_netlify(site_dir)` starts a real threaded HTTP server on a free loopback port in a
+background thread and yields its base URL (`http://127.0.0.1:PORT`, no trailing slash). It
+reads the repository's `netlify.toml` (or the one given) and, like Netlify:
+
+- adds the headers of every `[[headers]]` block whose `for` pattern matches the request path
+  (exact paths, `*` splats and `:placeholder` segments; a header set by two blocks gets both
+  values, comma-joined);
+- applies `_redirects` in the site root first, then `[[redirects]]` from netlify.toml, first
+  match wins; a rule applies only when no file exists at the path unless it is forced
+  (`301!` / `force = true`); 3xx answer with `Location`, 200 rewrites, 404 serves the target
+  with status 404; `:splat` and `:placeholder` are substituted in the target;
+- serves `index.html` for folder paths, redirects a folder path without its slash to the path
+  with it (Netlify's pretty URLs), and answers missing paths with `/404.html` and status 404;
+- never serves `_redirects` / `_headers` (Netlify consumes them) or anything outside the site.
+
+`site_under_test()` is the built site the browser and validity tests check: the session build
+of the real project as Netlify would publish it, or any folder named by `TEST_SITE_DIR`
+(`python build.py --out /tmp/s && TEST_SITE_DIR=/tmp/s pytest tests/test_a11y.py`).
+`pages_under_test()` lists its HTML pages as URL paths, at collection time.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import tomllib
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+NETLIFY_TOML = ROOT / "netlify.toml"
+
+CONTENT_TYPES = {
+    ".html": "text/html; charset=utf-8",
+    ".css": "text/css; charset=utf-8",
+    ".js": "text/javascript; charset=utf-8",
+    ".mjs": "text/javascript; charset=utf-8",
+    ".json": "application/json",
+    ".xml": "application/xml; charset=utf-8",
+    ".txt": "text/plain; charset=utf-8",
+    ".svg": "image/svg+xml",
+    ".png": "image/png",
+    ".ico": "image/x-icon",
+    ".webmanifest": "application/manifest+json",
+    ".woff2": "font/woff2",
+    ".wasm": "application/wasm",
+    ".pagefind": "application/octet-stream",
+    ".pf_meta": "application/octet-stream",
+    ".pf_fragment": "application/octet-stream",
+    ".pf_index": "application/octet-stream",
+}
+NOT_PUBLISHED = frozenset({"_redirects", "_headers"})
+REDIRECT_CODES = frozenset({301, 302, 303, 307, 308})
+
+
+@dataclass(frozen=True)
+class HeaderRule:
+    """One `[[headers]]` block: a path pattern and the headers it adds."""
+
+    pattern: re.Pattern[str]
+    values: tuple[tuple[str, str], ...]
+
+
+@dataclass(frozen=True)
+class Redirect:
+    """One redirect rule, from `_redirects` or `[[redirects]]`."""
+
+    pattern: re.Pattern[str]
+    to: str
+    status: int
+    force: bool
+
+
+def path_pattern(netlify_path: str) -> re.Pattern[str]:
+    """Compile a Netlify path (`/a/*`, `/b/:id`, `/exact/`) into a full-match regex."""
+    parts = []
+    for token in re.split(r"(\*|:[A-Za-z_][A-Za-z0-9_]*)", netlify_path):
+        if token == "*":
+            parts.append("(?P<splat>.*)")
+        elif token.startswith(":"):
+            parts.append(f"(?P<{token[1:]}>[^/]+)")
+        else:
+            parts.append(re.escape(token))
+    return re.compile("".join(parts))
+
+
+def load_rules(config: Path) -> tuple[list[HeaderRule], list[Redirect]]:
+    """Read the `[[headers]]` and `[[redirects]]` blocks of a netlify.toml."""
+    data = tomllib.loads(config.read_text("utf-8")) if config.exists() else {}
+    headers = [
+        HeaderRule(
+            path_pattern(block["for"]),
+            tuple((str(k), str(v)) for k, v in block.get("values", {}).items()),
+        )
+        for block in data.get("headers", [])
+    ]
+    redirects = []
+    for block in data.get("redirects", []):
+        unsupported = set(block) - {"from", "to", "status", "force"}
+        if unsupported:
+            raise NotImplementedError(f"netlify.toml [[redirects]]: {sorted(unsupported)}")
+        redirects.append(
+            Redirect(
+                path_pattern(block["from"]),
+                block["to"],
+                int(block.get("status", 301)),
+                bool(block.get("force", False)),
+            )
+        )
+    return headers, redirects
+
+
+def parse_redirects_file(text: str) -> list[Redirect]:
+    """Parse a Netlify `_redirects` file: `/from /to [status[!]]` per line, `#` comments."""
+    rules = []
+    for number, raw in enumerate(text.splitlines(), start=1):
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        fields = line.split()
+        if len(fields) not in (2, 3) or (
+            len(fields) == 3 and not re.fullmatch(r"\d{3}!?", fields[2])
+        ):
+            raise NotImplementedError(f"_redirects line {number}: unsupported rule {raw!r}")
+        status = fields[2] if len(fields) == 3 else "301"
+        rules.append(
+            Redirect(
+                path_pattern(fields[0]), fields[1], int(status.rstrip("!")), status.endswith("!")
+            )
+        )
+    return rules
+
+
+def _target(rule: Redirect, match: re.Match[str]) -> str:
+    """The rule's destination with `:splat` and `:placeholder` filled in."""
+    groups = match.groupdict()
+    return re.sub(r":([A-Za-z_][A-Za-z0-9_]*)", lambda m: groups.get(m.group(1)) or "", rule.to)
+
+
+class NetlifyHandler(BaseHTTPRequestHandler):
+    """Answer GET and HEAD from the site folder with Netlify's rules."""
+
+    server: NetlifyServer
+    protocol_version = "HTTP/1.1"
+
+    def do_GET(self) -> None:
+        self._respond(send_body=True)
+
+    def do_HEAD(self) -> None:
+        self._respond(send_body=False)
+
+    def log_message(self, format: str, *args: object) -> None:
+        """Stay quiet; the tests report what matters."""
+
+    def _respond(self, send_body: bool) -> None:
+        path = unquote(urlsplit(self.path).path) or "/"
+        status, location, file = self._resolve(path)
+        headers: dict[str, str] = {}
+        for rule in self.server.header_rules:
+            if rule.pattern.fullmatch(path):
+                for name, value in rule.values:
+                    headers[name] = f"{headers[name]}, {value}" if name in headers else value
+        if location is not None:
+            body = b""
+            headers["Location"] = location
+        else:
+            body = file.read_bytes() if file else b"Not Found"
+            content_type = CONTENT_TYPES.get(file.suffix if file else ".txt")
+            headers["Content-Type"] = content_type or "application/octet-stream"
+        headers["Content-Length"] = str(len(body))
+        self.send_response(status)
+        for name, value in headers.items():
+            self.send_header(name, value)
+        self.end_headers()
+        if send_body:
+            self.wfile.write(body)
+
+    def _resolve(self, path: str) -> tuple[int, str | None, Path | None]:
+        """Return (status, redirect location or None, file to send or None)."""
+        existing = self._file(path)
+        for rule in self.server.redirects:
+            match = rule.pattern.fullmatch(path)
+            if match is None or (existing is not None and not rule.force):
+                continue
+            target = _target(rule, match)
+            if rule.status in REDIRECT_CODES:
+                return rule.status, target, None
+            rewritten = self._file(urlsplit(target).path)
+            if rewritten is not None:
+                return rule.status, None, rewritten
+        if existing is not None:
+            return 200, None, existing
+        if not path.endswith("/") and self._file(path + "/") is not None:
+            return 301, path + "/", None
+        return 404, None, self._file("/404.html")
+
+    def _file(self, path: str) -> Path | None:
+        """The regular file inside the site that `path` names (folders: their index.html)."""
+        if "\x00" in path or "\\" in path or not path.startswith("/"):
+            return None
+        if any(segment in (".", "..") for segment in path.split("/")):
+            return None
+        relative = path.strip("/")
+        if relative in NOT_PUBLISHED:
+            return None
+        root = self.server.site_dir
+        candidate = root / relative / "index.html" if path.endswith("/") else root / relative
+        candidate = candidate.resolve()
+        if not candidate.is_relative_to(root) or not candidate.is_file():
+            return None
+        return candidate
+
+
+class NetlifyServer(ThreadingHTTPServer):
+    """A threaded server holding the site folder and the Netlify rules."""
+
+    daemon_threads = True
+    request_queue_size = 128
+
+    def __init__(self, site_dir: Path, config: Path) -> None:
+        self.site_dir = site_dir.resolve()
+        self.header_rules, toml_redirects = load_rules(config)
+        redirects_file = self.site_dir / "_redirects"
+        file_redirects = (
+            parse_redirects_file(redirects_file.read_text("utf-8"))
+            if redirects_file.is_file()
+            else []
+        )
+        self.redirects = file_redirects + toml_redirects
+        super().__init__(("127.0.0.1", 0), NetlifyHandler)
+
+
+@contextmanager
+def serve_netlify(site_dir: Path, config: Path = NETLIFY_TOML) -> Iterator[str]:
+    """Serve `site_dir` with Netlify's rules from `config`; yield `http://127.0.0.1:PORT`."""
+    server = NetlifyServer(Path(site_dir), config)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.1})
+    thread.daemon = True
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=5)
+
+
+def html_pages(site_dir: Path) -> list[str]:
+    """The URL path of every HTML page of a built site (`/`, `/guides/x/`, `/404.html`)."""
+    return sorted(
+        url_path(path.relative_to(site_dir).as_posix()) for path in site_dir.rglob("*.html")
+    )
+
+
+def url_path(relative: str) -> str:
+    """Turn a site-relative file path into the URL path Netlify serves it at."""
+    if relative == "index.html":
+        return "/"
+    if relative.endswith("/index.html"):
+        return "/" + relative.removesuffix("index.html")
+    return "/" + relative
+
+
+SITE_DIR_ENV = "TEST_SITE_DIR"
+
+
+@functools.cache
+def pages_under_test() -> tuple[str, ...]:
+    """The URL paths of the HTML pages to test, known at collection time (for parametrizing).
+
+    With `TEST_SITE_DIR=/some/built/site` set, the pages of that folder; else the pages the
+    real project renders (rendered without writing). A build that fails here gives one
+    placeholder page, so the tests still run and the `site` fixture reports the real error.
+    """
+    if os.environ.get(SITE_DIR_ENV):
+        return tuple(html_pages(Path(os.environ[SITE_DIR_ENV])))
+    from site_builder.config import BuildConfig
+    from site_builder.pipeline import build
+
+    try:
+        report = build(BuildConfig.for_root(ROOT), write=False)
+    except Exception:
+        return ("/build-failed/",)
+    return tuple(sorted(url_path(p.path) for p in report.pages if p.path.endswith(".html")))
+
+
+def site_under_test(request: pytest.FixtureRequest, workdir: Path) -> Path:
+    """The folder to serve: `TEST_SITE_DIR` if set, else the session `site` build, as
+    Netlify would publish it (see `netlify_site`)."""
+    if os.environ.get(SITE_DIR_ENV):
+        return Path(os.environ[SITE_DIR_ENV]).resolve()
+    return netlify_site(request.getfixturevalue("site"), workdir)
+
+
+_PUBLISHED: dict[Path, Path] = {}
+
+
+def netlify_site(site_dir: Path, workdir: Path) -> Path:
+    """The folder Netlify would publish for a site built into `site_dir`.
+
+    When the build already wrote the Pagefind bundle (`pagefind/pagefind.js`), or when
+    netlify.toml's build command does not mention Pagefind, that is `site_dir` itself. When the
+    build command runs Pagefind after `build.py`, the site is copied into `workdir` and indexed
+    there (once per test session), as Netlify's build would; the shared build is never changed.
+    """
+    site_dir = site_dir.resolve()
+    if (site_dir / "pagefind" / "pagefind.js").is_file():
+        return site_dir
+    command = tomllib.loads(NETLIFY_TOML.read_text("utf-8")).get("build", {}).get("command", "")
+    if "pagefind" not in command:
+        return site_dir
+    if site_dir not in _PUBLISHED:
+        published = Path(tempfile.mkdtemp(prefix="netlify-", dir=workdir)) / "site"
+        shutil.copytree(site_dir, published)
+        subprocess.run(
+            [sys.executable, "-m", "pagefind", "--site", str(published)],
+            check=True,
+            capture_output=True,
+            timeout=120,
+        )
+        _PUBLISHED[site_dir] = published
+    return _PUBLISHED[site_dir]

@@ -1,0 +1,207 @@
+"""How readers move around: tag pages, verdict families, related and adjacent guides, aliases,
+the feed, the search bundle and the Netlify settings."""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from pathlib import Path
+from xml.etree import ElementTree
+
+import pytest
+from conftest import ROOT, soup
+
+from site_builder.navigation import verdict_family
+
+GUIDES = {
+    "glm-5-2-sglang-dsa-indexer-fusion": ("sglang", "kernel-fusion", "dsa-indexer"),
+    "glm-5-2-sglang-weight-cache-daemon": ("sglang", "weight-cache", "model-loading"),
+    "glm-5-2-vllm-decode-context-parallel": ("vllm", "context-parallel", "h200"),
+    "glm-5-2-vllm-sequence-parallel-moe": ("vllm", "sequence-parallel", "moe"),
+}
+ATOM = "{http://www.w3.org/2005/Atom}"
+
+
+def links(page: Path, selector: str) -> list[str]:
+    """Return the hrefs of the links matching a CSS selector."""
+    return [a["href"] for a in soup(page).select(selector)]
+
+
+@pytest.mark.parametrize(
+    ("classification", "family"),
+    [
+        ("reject-stable-and-current-main-wait-for-merged-correctness-fix", "hold"),
+        ("fail-closed-low-load-canary-before-tp-dp-ep-promotion", "guardrails"),
+        ("narrow-lab-pilot-only", "guardrails"),
+        ("cuda-default-with-a-b-canary-and-one-env-rollback", "guardrails"),
+        ("enable-by-default", "adopt"),
+        ("adopt_now", "adopt"),
+        ("needs-more-data", "other"),
+    ],
+)
+def test_verdict_family_reads_the_classification_words(classification: str, family: str) -> None:
+    assert verdict_family(classification).anchor == family
+
+
+def test_guides_index_groups_guides_by_verdict_family(site: Path) -> None:
+    page = soup(site / "guides" / "index.html")
+    groups = {
+        section.h2["id"]: [a["href"] for a in section.select(".guide-card h3 a")]
+        for section in page.select("section.family")
+    }
+    assert groups == {
+        "hold": ["/guides/glm-5-2-vllm-decode-context-parallel/"],
+        "guardrails": [
+            "/guides/glm-5-2-sglang-dsa-indexer-fusion/",
+            "/guides/glm-5-2-vllm-sequence-parallel-moe/",
+            "/guides/glm-5-2-sglang-weight-cache-daemon/",
+        ],
+    }
+    assert links(site / "guides" / "index.html", ".family-index a") == ["#hold", "#guardrails"]
+
+
+def test_every_tag_has_a_page_listing_exactly_its_guides(site: Path) -> None:
+    tags = {tag for tags in GUIDES.values() for tag in tags}
+    assert {path.parent.name for path in (site / "tags").glob("*/index.html")} == tags
+    for tag in tags:
+        listed = links(site / "tags" / tag / "index.html", ".guide-card h2 a")
+        expected = {f"/guides/{slug}/" for slug, own in GUIDES.items() if tag in own}
+        assert set(listed) == expected, tag
+        assert len(listed) == len(expected), tag
+    index = soup(site / "tags" / "index.html")
+    engines = [a.text for a in index.select("#tags-engine ~ ul a")][:2]
+    assert engines == ["sglang", "vllm"]
+    assert set(links(site / "tags" / "index.html", ".tag-index a")) == {
+        f"/tags/{tag}/" for tag in tags
+    }
+
+
+def test_guide_tags_link_to_their_tag_pages_and_tag_pages_are_in_the_sitemap(site: Path) -> None:
+    for slug, tags in GUIDES.items():
+        page = site / "guides" / slug / "index.html"
+        assert links(page, ".guide-meta a.tag") == [f"/tags/{tag}/" for tag in tags]
+    tree = ElementTree.parse(site / "sitemap.xml")
+    locs = {loc.text for loc in tree.iter("{http://www.sitemaps.org/schemas/sitemap/0.9}loc")}
+    assert "https://glm52.ai/tags/" in locs
+    assert "https://glm52.ai/tags/moe/" in locs
+    assert "https://glm52.ai/search/" not in locs  # noindex: a search page is no landing page
+
+
+def test_guides_link_to_newer_older_and_related_guides(site: Path) -> None:
+    order = links(site / "guides" / "index.html", ".guide-card h3 a")
+    by_evidence = [a["href"] for a in soup(site / "index.html").select(".guide-card h3 a")]
+    for position, url in enumerate(by_evidence):
+        page = site / url.strip("/") / "index.html"
+        newer = links(page, ".pager-newer a")
+        older = links(page, ".pager-older a")
+        assert newer == ([by_evidence[position - 1]] if position > 0 else [])
+        assert older == ([by_evidence[position + 1]] if position + 1 < len(by_evidence) else [])
+        related = links(page, ".related-list a")
+        assert url not in related and len(related) <= 3
+        own = set(GUIDES[url.split("/")[2]])
+        for other in related:
+            nearby = links(page, ".nearby-list a")
+            assert own & set(GUIDES[other.split("/")[2]]) or other in nearby, (url, other)
+    assert sorted(order) == sorted(by_evidence)
+
+
+def test_same_engine_guides_are_related(site: Path) -> None:
+    page = site / "guides" / "glm-5-2-vllm-sequence-parallel-moe" / "index.html"
+    assert links(page, ".related-list a")[0] == "/guides/glm-5-2-vllm-decode-context-parallel/"
+
+
+def test_atom_feed_lists_every_guide_newest_first_with_record_dates(site: Path) -> None:
+    feed = ElementTree.parse(site / "atom.xml").getroot()
+    entries = feed.findall(f"{ATOM}entry")
+    assert len(entries) == len(GUIDES)
+    updated = [entry.find(f"{ATOM}updated").text for entry in entries]
+    assert updated == sorted(updated, reverse=True)
+    assert feed.find(f"{ATOM}updated").text == updated[0]
+    first = entries[0]
+    assert first.find(f"{ATOM}id").text.startswith("https://glm52.ai/guides/")
+    assert "Verdict:" in first.find(f"{ATOM}summary").text
+    page = soup(site / "index.html")
+    assert page.find("link", rel="alternate", type="application/atom+xml")["href"] == "/atom.xml"
+
+
+def test_search_bundle_is_built_and_indexes_only_guides(site: Path) -> None:
+    bundle = site / "pagefind"
+    assert (bundle / "pagefind-ui.js").is_file() and (bundle / "pagefind.js").is_file()
+    entry = json.loads((bundle / "pagefind-entry.json").read_text("utf-8"))
+    assert entry["languages"]["en"]["page_count"] == len(GUIDES)
+    assert not (bundle / "pagefind-component-ui.js").exists()
+    search = soup(site / "search" / "index.html")
+    assert search.find("script")["src"] == "/pagefind/pagefind-ui.js"
+    for path in site.rglob("*.html"):
+        form = soup(path).find("form", role="search")
+        assert form is not None and form["action"] == "/search/", path
+        assert form.find("input", attrs={"name": "q"}) is not None, path
+
+
+def test_netlify_sets_security_headers_for_every_path_and_long_cache_for_assets() -> None:
+    config = tomllib.loads((ROOT / "netlify.toml").read_text("utf-8"))
+    headers = {block["for"]: block["values"] for block in config["headers"]}
+    every = headers["/*"]
+    csp = dict(
+        (part.split()[0], part.split()[1:]) for part in every["Content-Security-Policy"].split("; ")
+    )
+    assert csp["default-src"] == ["'none'"]
+    assert csp["script-src"] == ["'self'", "'wasm-unsafe-eval'"]
+    assert csp["frame-ancestors"] == ["'none'"]
+    assert "'unsafe-inline'" not in every["Content-Security-Policy"]
+    for name in (
+        "Strict-Transport-Security",
+        "X-Content-Type-Options",
+        "Referrer-Policy",
+        "Permissions-Policy",
+    ):
+        assert every[name], name
+    assert "immutable" in headers["/assets/*"]["Cache-Control"]
+    assert config["build"]["publish"] == "_site"
+
+
+def test_aliases_become_permanent_redirects_and_moved_pages(make_project) -> None:
+    project = make_project()
+    prose = project.root / "content" / "glm-5-2-vllm-sequence-parallel-moe.md"
+    text = prose.read_text("utf-8")
+    text = text.replace(
+        "\npublished:", "\naliases: [/guides/old-moe-guide/, /moe.html]\npublished:", 1
+    )
+    prose.write_text(text, "utf-8")
+    result = project.run()
+    assert result.returncode == 0, result.stderr
+    rules = (project.out / "_redirects").read_text("utf-8").splitlines()
+    target = "/guides/glm-5-2-vllm-sequence-parallel-moe/"
+    assert f"/guides/old-moe-guide/ {target} 301!" in rules
+    assert f"/moe.html {target} 301!" in rules
+    for moved in ("guides/old-moe-guide/index.html", "moe.html"):
+        page = soup(project.out / moved)
+        assert page.find("link", rel="canonical")["href"] == "https://glm52.ai" + target
+        assert page.find("meta", attrs={"name": "robots"})["content"] == "noindex"
+        assert page.find("a")["href"] == target
+    sitemap = (project.out / "sitemap.xml").read_text("utf-8")
+    assert "old-moe-guide" not in sitemap
+
+
+@pytest.mark.parametrize(
+    ("aliases", "message"),
+    [
+        ("[/guides/glm-5-2-vllm-decode-context-parallel/]", "already /guides/glm-5-2-vllm-decode"),
+        ("[/guides/glm-5-2-vllm-sequence-parallel-moe]", "this guide's own URL"),
+        ("[/tags/moe/]", "a page the site builds itself"),
+        ("[/]", "a page the site builds itself"),
+        ("['/../etc/passwd']", "String should match pattern"),
+        ("[javascript:alert(1)]", "String should match pattern"),
+    ],
+)
+def test_bad_aliases_are_one_line_errors(make_project, aliases: str, message: str) -> None:
+    project = make_project()
+    prose = project.root / "content" / "glm-5-2-vllm-sequence-parallel-moe.md"
+    text = prose.read_text("utf-8").replace("\npublished:", f"\naliases: {aliases}\npublished:", 1)
+    prose.write_text(text, "utf-8")
+    result = project.run()
+    assert result.returncode == 1
+    assert "Traceback" not in result.stderr
+    line = next(line for line in result.stderr.splitlines() if "aliases" in line)
+    assert line.startswith("content/glm-5-2-vllm-sequence-parallel-moe.md: front matter.aliases")
+    assert message in line
