@@ -18,6 +18,8 @@ import json
 import os
 import re
 import shutil
+import subprocess
+import sys
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -573,15 +575,30 @@ def test_input_that_crashes_today_builds_or_fails_cleanly(built: Project, case: 
 
 
 class Injected:
-    """Counts calls of a patched function; its Nth call raises `error` instead of running."""
+    """Counts calls of a patched function made from one stage's module (the writer unless
+    told otherwise); its Nth such call raises `error` instead of running."""
 
-    def __init__(self, original: Callable[..., Any], nth: int, error: BaseException) -> None:
+    def __init__(
+        self, original: Callable[..., Any], nth: int, error: BaseException, stage: str = "write"
+    ) -> None:
         self.original, self.nth, self.error, self.calls = original, nth, error, 0
+        self.stage = str(Path("site_builder") / f"{stage}.py")
+
+    def from_stage(self) -> bool:
+        """Return whether the current call comes (at any depth) from the stage's module."""
+        frame = sys._getframe(2)
+        while frame is not None:
+            if frame.f_code.co_filename.endswith(self.stage):
+                return True
+            frame = frame.f_back
+        return False
 
     def function(self) -> Callable[..., Any]:
         """Return a plain function (so a patched method still binds `self`)."""
 
         def injected(*args: Any, **kwargs: Any) -> Any:
+            if not self.from_stage():
+                return self.original(*args, **kwargs)
             self.calls += 1
             if self.calls == self.nth:
                 raise self.error
@@ -636,10 +653,11 @@ def run_in_process(
     nth: int,
     error: BaseException,
     out: Path | None = None,
+    stage: str = "write",
 ) -> tuple[int, Injected]:
-    """Run the CLI in-process with one function patched to fail at its Nth call."""
+    """Run the CLI in-process with one function patched to fail at its Nth call from `stage`."""
     owner, name = TARGETS[target]
-    injected = Injected(getattr(owner, name), nth, error)
+    injected = Injected(getattr(owner, name), nth, error, stage)
     monkeypatch.setattr(owner, name, injected.function())
     args = ["--root", str(project.root)] + (["--out", str(out)] if out else [])
     try:
@@ -733,3 +751,50 @@ def test_disk_full_into_a_separate_out_folder_keeps_it(
     assert "No space left on device" in capsys.readouterr().err
     assert tree_digest(out) == before
     assert leftovers(out.parent) == []
+
+
+SEARCH_CASES = {
+    "search-temp-folder-disk-full": ("mkdtemp", 1, enospc, "No space left on device"),
+    "search-page-copy-disk-full": ("write_bytes", 3, enospc, "No space left on device"),
+    "search-temp-folder-denied": ("mkdir", 1, eacces, "Permission denied"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(SEARCH_CASES))
+def test_search_index_failure_keeps_the_previous_site(
+    built: Project,
+    case: str,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    target, nth, error, fragment = SEARCH_CASES[case]
+    before = tree_digest(built.out)
+    capsys.readouterr()
+    code, injected = run_in_process(built, monkeypatch, target, nth, error(), stage="search")
+    captured = capsys.readouterr()
+    assert injected.calls >= nth, f"{target} was called only {injected.calls} times"
+    assert code == 1, captured
+    assert "Traceback" not in captured.err
+    (line,) = [line for line in captured.err.splitlines() if "search index" in line]
+    assert line.startswith("pagefind: output: search index failed") and fragment in line, line
+    assert tree_digest(built.out) == before
+
+
+def test_a_failing_pagefind_is_one_line_and_keeps_the_previous_site(
+    built: Project, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    before = tree_digest(built.out)
+    real_run = subprocess.run
+
+    def broken(command: list[str], **kwargs: Any) -> subprocess.CompletedProcess[str]:
+        if "pagefind" in command:
+            return subprocess.CompletedProcess(command, 3, "", "Error: index exploded\n")
+        return real_run(command, **kwargs)
+
+    monkeypatch.setattr(subprocess, "run", broken)
+    code = main(["--root", str(built.root)])
+    captured = capsys.readouterr()
+    assert code == 1
+    assert "pagefind: output: search index failed: Error: index exploded" in captured.err
+    assert "Traceback" not in captured.err
+    assert tree_digest(built.out) == before
