@@ -17,7 +17,12 @@ import pytest
 from tests.netlify_server import pages_under_test, serve_netlify, site_under_test
 from tests.test_site_browser import launch_chromium
 
-VIEWPORTS = {"1280x900": {"width": 1280, "height": 900}, "375x800": {"width": 375, "height": 800}}
+VIEWPORTS = {
+    "1280x900": ({"width": 1280, "height": 900}, "light"),
+    "375x800": ({"width": 375, "height": 800}, "light"),
+    # The dark scheme has colours of its own: contrast is checked there too.
+    "1280x900-dark": ({"width": 1280, "height": 900}, "dark"),
+}
 BLOCKING = ("critical", "serious")
 # The search page is also checked showing results: every guide is about GLM-5.2.
 SEARCH_WITH_RESULTS = "/search/?q=glm"
@@ -64,8 +69,8 @@ def pages(base_url: str) -> Iterator[dict[str, Any]]:
         browser = launch_chromium(playwright)
         # bypass_csp: axe is injected into the page; the CSP itself is tested elsewhere.
         contexts = {
-            name: browser.new_context(viewport=viewport, bypass_csp=True)
-            for name, viewport in VIEWPORTS.items()
+            name: browser.new_context(viewport=viewport, color_scheme=scheme, bypass_csp=True)
+            for name, (viewport, scheme) in VIEWPORTS.items()
         }
         yield {name: context.new_page() for name, context in contexts.items()}
         browser.close()

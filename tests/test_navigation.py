@@ -205,3 +205,24 @@ def test_bad_aliases_are_one_line_errors(make_project, aliases: str, message: st
     line = next(line for line in result.stderr.splitlines() if "aliases" in line)
     assert line.startswith("content/glm-5-2-vllm-sequence-parallel-moe.md: front matter.aliases")
     assert message in line
+
+
+def test_only_long_guides_get_an_on_this_page_list(site: Path, make_project) -> None:
+    for slug in GUIDES:
+        toc = soup(site / "guides" / slug / "index.html").find("nav", class_="toc")
+        assert toc is not None and len(toc.find_all("a")) >= 6, slug
+    project = make_project()
+    for path in (project.root / "content").glob("*.md"):
+        path.unlink()
+    for path in sorted((project.root / "records").glob("*.json"))[1:]:
+        path.unlink()
+    (name,) = [path.name for path in (project.root / "records").glob("*.json")]
+    core = ("schemaVersion", "operationId", "checkedAt", "status", "revisions", "sourceReceipts")
+    record = project.record(name)
+    short = {key: record[key] for key in (*core, "model", "invariants", "decision")}
+    project.save_record(name, short)
+    result = project.run()
+    assert result.returncode == 0, result.stderr
+    (page,) = (project.out / "guides").glob("*/index.html")
+    assert soup(page).find("nav", class_="toc") is None
+    assert soup(page).find(id="verdict") is not None
