@@ -45,6 +45,27 @@ def is_safe_target(url: str) -> bool:
     return _SAFE_TARGET.match(url.strip()) is not None
 
 
+def _images_as_links(children: list[Token]) -> list[Token]:
+    """Turn each image into a link to it, named by its alt text.
+
+    The site hosts no images and its Content-Security-Policy loads none from elsewhere, so an
+    <img> would show broken; a link keeps the reference readable and reachable.
+    """
+    result: list[Token] = []
+    for child in children:
+        if child.type != "image":
+            result.append(child)
+            continue
+        src = str(child.attrGet("src") or "")
+        text = "".join(
+            part.content for part in child.children or () if part.type in ("text", "code_inline")
+        )
+        result.append(Token("link_open", "a", 1, attrs={"href": src, "class": "image-link"}))
+        result.append(Token("text", "", 0, content=f"Image: {text or src}"))
+        result.append(Token("link_close", "a", -1))
+    return result
+
+
 @cache
 def make_markdown() -> MarkdownIt:
     """Return the one configured parser: raw HTML off, tables on, heading anchors on."""
@@ -79,6 +100,9 @@ def render_markdown(
                 anchor = f"{base}-{number}"
             taken.add(anchor)
             token.attrSet("id", anchor)
+    for token in tokens:
+        if token.children:
+            token.children = _images_as_links(token.children)
     if resolve_link is not None:
         for token in tokens:
             for child in token.children or ():

@@ -65,3 +65,15 @@ def test_prose_headings_never_reuse_the_pages_own_ids() -> None:
         "## Sources\n\n## Shape rows\n", reserved_ids=frozenset({"sources", "shape-rows"})
     )
     assert [h.anchor for h in rendered.headings] == ["sources-2", "shape-rows-2"]
+
+
+def test_images_become_links_to_the_image_named_by_their_alt_text() -> None:
+    doc = parsed(
+        "See ![GPU *memory* chart](https://example.org/a.png) and ![](https://e.org/b.png)"
+    )
+    assert doc.find("img") is None
+    links = [(a["href"], a.get_text()) for a in doc.find_all("a")]
+    assert links == [
+        ("https://example.org/a.png", "Image: GPU memory chart"),
+        ("https://e.org/b.png", "Image: https://e.org/b.png"),
+    ]

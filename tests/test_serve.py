@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import http.client
+import json
 import socket
 import subprocess
 import sys
@@ -50,6 +51,18 @@ def test_pages_and_assets_are_served_with_their_content_types(preview: Preview) 
     assert preview.get("/sitemap.xml")[1]["Content-Type"] == "application/xml; charset=utf-8"
     assert preview.get("/robots.txt")[1]["Content-Type"] == "text/plain; charset=utf-8"
     assert preview.get("/guides")[0] == 301
+
+
+def test_search_tags_and_feed_are_served_in_the_preview(preview: Preview) -> None:
+    status, _, body = preview.get("/search/")
+    assert status == 200
+    scripts = [s["src"] for s in BeautifulSoup(body, "html.parser").find_all("script", src=True)]
+    for src in scripts[:2]:
+        assert preview.get(src)[0] == 200, src
+    entry = json.loads(preview.get("/pagefind/pagefind-entry.json")[2])
+    assert entry["languages"]["en"]["page_count"] == 4
+    assert preview.get("/tags/vllm/")[0] == 200
+    assert preview.get("/atom.xml")[1]["Content-Type"] == "application/xml; charset=utf-8"
 
 
 def test_missing_path_gets_the_404_page(preview: Preview) -> None:
