@@ -26,10 +26,6 @@ from __future__ import annotations
 import functools
 import os
 import re
-import shutil
-import subprocess
-import sys
-import tempfile
 import threading
 import tomllib
 from collections.abc import Iterator
@@ -298,39 +294,9 @@ def pages_under_test() -> tuple[str, ...]:
     return tuple(sorted(url_path(p.path) for p in report.pages if p.path.endswith(".html")))
 
 
-def site_under_test(request: pytest.FixtureRequest, workdir: Path) -> Path:
-    """The folder to serve: `TEST_SITE_DIR` if set, else the session `site` build, as
-    Netlify would publish it (see `netlify_site`)."""
+def site_under_test(request: pytest.FixtureRequest) -> Path:
+    """The folder to serve: `TEST_SITE_DIR` if set, else the session `site` build, which is
+    what Netlify publishes (`python build.py` writes the Pagefind bundle itself)."""
     if os.environ.get(SITE_DIR_ENV):
         return Path(os.environ[SITE_DIR_ENV]).resolve()
-    return netlify_site(request.getfixturevalue("site"), workdir)
-
-
-_PUBLISHED: dict[Path, Path] = {}
-
-
-def netlify_site(site_dir: Path, workdir: Path) -> Path:
-    """The folder Netlify would publish for a site built into `site_dir`.
-
-    When the build already wrote the Pagefind bundle (`pagefind/pagefind.js`), or when
-    netlify.toml's build command does not mention Pagefind, that is `site_dir` itself. When the
-    build command runs Pagefind after `build.py`, the site is copied into `workdir` and indexed
-    there (once per test session), as Netlify's build would; the shared build is never changed.
-    """
-    site_dir = site_dir.resolve()
-    if (site_dir / "pagefind" / "pagefind.js").is_file():
-        return site_dir
-    command = tomllib.loads(NETLIFY_TOML.read_text("utf-8")).get("build", {}).get("command", "")
-    if "pagefind" not in command:
-        return site_dir
-    if site_dir not in _PUBLISHED:
-        published = Path(tempfile.mkdtemp(prefix="netlify-", dir=workdir)) / "site"
-        shutil.copytree(site_dir, published)
-        subprocess.run(
-            [sys.executable, "-m", "pagefind", "--site", str(published)],
-            check=True,
-            capture_output=True,
-            timeout=120,
-        )
-        _PUBLISHED[site_dir] = published
-    return _PUBLISHED[site_dir]
+    return Path(request.getfixturevalue("site")).resolve()

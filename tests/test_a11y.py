@@ -54,7 +54,7 @@ def base_url(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[str]:
     """The built site, served with netlify.toml's rules."""
-    with serve_netlify(site_under_test(request, tmp_path_factory.mktemp("netlify"))) as url:
+    with serve_netlify(site_under_test(request)) as url:
         yield url
 
 

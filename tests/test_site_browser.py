@@ -190,7 +190,7 @@ def test_emulator_applies_redirects_like_netlify(toy_site: tuple[Path, Path]) ->
 @pytest.fixture(scope="module")
 def published(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The built site as Netlify publishes it."""
-    return site_under_test(request, tmp_path_factory.mktemp("netlify"))
+    return site_under_test(request)
 
 
 @pytest.fixture(scope="module")

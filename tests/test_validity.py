@@ -34,7 +34,7 @@ GUIDES = [p for p in PAGES if re.fullmatch(r"/guides/[^/]+/", p)]
 @pytest.fixture(scope="module")
 def published(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The built site as Netlify publishes it."""
-    return site_under_test(request, tmp_path_factory.mktemp("netlify"))
+    return site_under_test(request)
 
 
 def page_html(published: Path, url_path: str) -> BeautifulSoup:
