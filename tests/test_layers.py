@@ -52,7 +52,6 @@ OWNERS = {
     "datasketch": "overlap",
     "defusedxml": "registry",
     "watchfiles": "preview",
-    "pagefind": "search",
     "pydantic": None,
 }
 
