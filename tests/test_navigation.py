@@ -158,6 +158,7 @@ def test_netlify_sets_security_headers_for_every_path_and_long_cache_for_assets(
         assert every[name], name
     assert "immutable" in headers["/assets/*"]["Cache-Control"]
     assert config["build"]["publish"] == "_site"
+    assert {"from": "/*", "to": "/404.html", "status": 404} in config["redirects"]
 
 
 def test_aliases_become_permanent_redirects_and_moved_pages(make_project) -> None:
