@@ -111,26 +111,50 @@ def tag_pages(guides: tuple[Guide, ...]) -> tuple[TagPage, ...]:
     return tuple(sorted(pages, key=lambda page: (page.kind != "engine", page.tag)))
 
 
-def neighbours(guide: Guide, site: Site) -> Neighbours:
-    """Return the newer and older guide beside `guide` and up to three related guides.
+class SiteNavigation:
+    """Adjacent and related guides of every guide of one site, from indexes built once.
 
-    Related guides share tags with it or are named in its record's overlap audit (the
-    nearest pages the research compared it with); more shared evidence ranks first.
+    Related guides rank by evidence of a shared subject: each shared topic tag (a tag after
+    the first) counts 2, being named in the record's overlap audit (the nearest pages the
+    research compared it with) 3, the same engine (first tag) 1; ties go to newer evidence.
+    Only guides sharing a topic, named by the audit, or the newest few of the same engine
+    are scored, so a site of thousands of guides is not compared pair by pair.
     """
-    order = site.guides
-    index = order.index(guide)
-    newer = order[index - 1] if index > 0 else None
-    older = order[index + 1] if index + 1 < len(order) else None
-    nearest = {site.by_url[key].slug for key in _nearest_keys(guide, site)}
-    scored = []
-    for other in order:
-        if other is guide:
-            continue
-        score = len(set(guide.tags) & set(other.tags)) + (2 if other.slug in nearest else 0)
-        if score:
-            scored.append((-score, order.index(other), other))
-    related = tuple(other for _, _, other in sorted(scored, key=lambda item: item[:2]))
-    return Neighbours(newer, older, related[:RELATED_LIMIT])
+
+    def __init__(self, site: Site) -> None:
+        self.site = site
+        self.position = {guide.slug: index for index, guide in enumerate(site.guides)}
+        self.carrying: dict[str, list[Guide]] = {}
+        self.by_engine: dict[str, list[Guide]] = {}
+        for guide in site.guides:
+            for tag in guide.tags:
+                self.carrying.setdefault(tag, []).append(guide)
+            if guide.tags:
+                self.by_engine.setdefault(guide.tags[0], []).append(guide)
+
+    def neighbours(self, guide: Guide) -> Neighbours:
+        """Return the newer and older guide beside `guide` and up to three related guides."""
+        order = self.site.guides
+        index = self.position[guide.slug]
+        newer = order[index - 1] if index > 0 else None
+        older = order[index + 1] if index + 1 < len(order) else None
+        nearest = {self.site.by_url[key].slug for key in _nearest_keys(guide, self.site)}
+        candidates = {slug: self.site.by_url[f"/guides/{slug}/"] for slug in nearest}
+        for tag in guide.tags[1:]:
+            candidates.update((other.slug, other) for other in self.carrying[tag])
+        if guide.tags:
+            engine = self.by_engine[guide.tags[0]][: RELATED_LIMIT + 1]
+            candidates.update((other.slug, other) for other in engine)
+        candidates.pop(guide.slug, None)
+        topics = set(guide.tags[1:])
+        scored = []
+        for slug, other in candidates.items():
+            score = 2 * len(topics & set(other.tags)) + (3 if slug in nearest else 0)
+            score += 1 if guide.tags and other.tags[:1] == guide.tags[:1] else 0
+            if score:
+                scored.append((-score, self.position[slug], other))
+        related = tuple(other for _, _, other in sorted(scored, key=lambda item: item[:2]))
+        return Neighbours(newer, older, related[:RELATED_LIMIT])
 
 
 def _nearest_keys(guide: Guide, site: Site) -> list[str]:

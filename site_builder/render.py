@@ -21,7 +21,7 @@ from site_builder.errors import InputError, Problem
 from site_builder.humanize import humanize_slug
 from site_builder.markdown import render_markdown
 from site_builder.models import Asset, Guide, Page, Site, Verification
-from site_builder.navigation import TagPage, family_groups, neighbours, tag_pages
+from site_builder.navigation import SiteNavigation, TagPage, family_groups, tag_pages
 from site_builder.structured import guide_json_ld, modified_at, published_at
 from site_builder.urls import canonical_url, page_key
 from site_builder.views import guide_view, pinned_release
@@ -82,8 +82,15 @@ def render_site(
         families = family_groups(site.guides)
         pages.append(_page(env, "index.html", "home.html", common, intro=intro, latest=latest))
         pages.append(_page(env, "guides/index.html", "guides.html", common, families=families))
+        navigation = SiteNavigation(site)
         pages.extend(
-            render_guide(env, guide, common, verifications.get(guide.evidence.operation_id))
+            render_guide(
+                env,
+                guide,
+                common,
+                verifications.get(guide.evidence.operation_id),
+                navigation,
+            )
             for guide in site.guides
         )
         pages.append(_page(env, "tags/index.html", "tags.html", common, tags=tags))
@@ -108,6 +115,7 @@ def render_guide(
     guide: Guide,
     common: dict[str, Any],
     verification: Verification | None = None,
+    navigation: SiteNavigation | None = None,
 ) -> Page:
     """Render one guide page from the guide, its verification and the site-wide summary."""
     site: Site = common["site"]
@@ -127,7 +135,7 @@ def render_guide(
         json_ld=tuple(Markup(data) for data in guide_json_ld(guide, site)),
         modified=modified_at(guide),
         published=published_at(guide),
-        nav=neighbours(guide, site),
+        nav=(navigation or SiteNavigation(site)).neighbours(guide),
     )
 
 
