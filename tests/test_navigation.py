@@ -3,6 +3,7 @@ the feed, the search bundle and the Netlify settings."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import tomllib
 from pathlib import Path
@@ -11,7 +12,11 @@ from xml.etree import ElementTree
 import pytest
 from conftest import ROOT, soup
 
-from site_builder.navigation import verdict_family
+from site_builder.assemble import assemble
+from site_builder.config import BuildConfig
+from site_builder.load import load_inputs
+from site_builder.navigation import SiteNavigation, verdict_family
+from site_builder.normalize import normalize
 
 GUIDES = {
     "glm-5-2-sglang-dsa-indexer-fusion": ("sglang", "kernel-fusion", "dsa-indexer"),
@@ -227,3 +232,26 @@ def test_only_long_guides_get_an_on_this_page_list(site: Path, make_project) -> 
     (page,) = (project.out / "guides").glob("*/index.html")
     assert soup(page).find("nav", class_="toc") is None
     assert soup(page).find(id="verdict") is not None
+
+
+def test_related_guides_rank_shared_topics_over_the_same_engine() -> None:
+    real = assemble(normalize(load_inputs(BuildConfig.for_root(ROOT))))
+    base = next(g for g in real.guides if not g.evidence.nearby)
+    tags = {
+        "a": ("vllm", "moe", "fp8"),
+        "b": ("vllm",),  # same engine only: 1
+        "c": ("sglang", "moe"),  # one shared topic: 2
+        "d": ("vllm", "moe", "fp8"),  # two topics and the engine: 5
+        "e": ("sglang",),  # nothing shared
+        "f": ("vllm", "fp8"),  # one topic and the engine: 3
+        "g": ("vllm",),  # same engine only, older than b
+    }
+    guides = tuple(dataclasses.replace(base, slug=slug, tags=own) for slug, own in tags.items())
+    site = dataclasses.replace(real, guides=guides, by_url={g.url: g for g in guides})
+    navigation = SiteNavigation(site)
+    related = navigation.neighbours(guides[0]).related
+    assert [guide.slug for guide in related] == ["d", "f", "c"]
+    lonely = navigation.neighbours(guides[4]).related
+    assert [guide.slug for guide in lonely] == ["c"]
+    assert navigation.neighbours(guides[0]).newer is None
+    assert navigation.neighbours(guides[0]).older.slug == "b"
