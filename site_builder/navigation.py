@@ -18,7 +18,7 @@ RELATED_LIMIT = 3
 
 @dataclass(frozen=True)
 class Family:
-    """A verdict family on the guides index: its name, what it means, its guides."""
+    """A verdict family on the guides index: its name, anchor, meaning and the words it reads."""
 
     name: str
     anchor: str
@@ -31,7 +31,10 @@ FAMILIES = (
         "Hold: do not adopt yet",
         "hold",
         "The evidence rejects the change or waits for a fix; stay on the current setup.",
-        re.compile(r"\b(reject|rejected|wait|block|blocked|avoid|do-not|dont|hold|revert)\b"),
+        re.compile(
+            r"\b(reject|rejected|wait|block|blocked|avoid|do-not|dont|hold|revert|not|no|never"
+            r"|disable|disabled)\b"
+        ),
     ),
     Family(
         "Adopt with guardrails",

@@ -42,6 +42,8 @@ def links(page: Path, selector: str) -> list[str]:
         ("enable-by-default", "adopt"),
         ("adopt_now", "adopt"),
         ("needs-more-data", "other"),
+        ("not-recommended-for-production", "hold"),
+        ("keep-disabled-until-fix", "hold"),
     ],
 )
 def test_verdict_family_reads_the_classification_words(classification: str, family: str) -> None:
