@@ -1,5 +1,6 @@
-"""Tables as a reader meets them in a real browser: a long table keeps its header row in view,
-a wide table scrolls inside its own box on a phone, verdict columns stand out."""
+"""Reading a guide in a real browser: a long table keeps its header row in view, a wide table
+scrolls inside its own box on a phone, verdict columns stand out, focus is visible, the colour
+scheme follows the system, and printing drops navigation and prints tables whole."""
 
 from __future__ import annotations
 
@@ -70,3 +71,47 @@ def test_verdict_columns_are_tinted_and_bold(tab: Any) -> None:
     )
     assert verdict[0] != plain[0]
     assert int(verdict[1]) >= 600 > int(plain[1])
+
+
+def test_keyboard_focus_is_visible(tab: Any) -> None:
+    tab.goto(tab.base + WIDE_TABLE_GUIDE)
+    tab.keyboard.press("Tab")
+    focused = tab.evaluate("document.activeElement.className")
+    assert focused == "skip-link"
+    tab.keyboard.press("Tab")
+    style, width = tab.evaluate(
+        """() => { const s = getComputedStyle(document.activeElement);
+                   return [s.outlineStyle, parseFloat(s.outlineWidth)]; }"""
+    )
+    assert style == "solid" and width >= 2
+
+
+def test_colour_scheme_follows_the_system_setting(tab: Any) -> None:
+    colours = {}
+    for scheme in ("light", "dark"):
+        tab.emulate_media(color_scheme=scheme)
+        tab.goto(tab.base + WIDE_TABLE_GUIDE)
+        colours[scheme] = tab.evaluate(
+            "[getComputedStyle(document.body).backgroundColor, getComputedStyle(document.body).color]"
+        )
+    tab.emulate_media(color_scheme="light")
+    assert colours["light"][0] == "rgb(255, 255, 255)"
+    assert colours["dark"][0] != colours["light"][0] and colours["dark"][1] != colours["light"][1]
+
+
+def test_print_drops_navigation_and_prints_tables_whole(tab: Any) -> None:
+    tab.goto(tab.base + LONG_TABLE_GUIDE)
+    tab.emulate_media(media="print")
+    try:
+        hidden = tab.evaluate(
+            """() => ['.site-search', '.site-header nav', '.toc', '.guide-nav', '.site-footer']
+                .map(s => getComputedStyle(document.querySelector(s)).display)"""
+        )
+        box = tab.locator(LONG_TABLE)
+        overflow, clipped = box.evaluate(
+            "b => [getComputedStyle(b).overflowY, b.scrollHeight > b.clientHeight + 1]"
+        )
+    finally:
+        tab.emulate_media(media="screen")
+    assert hidden == ["none"] * 5
+    assert overflow == "visible" and not clipped
