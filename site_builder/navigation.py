@@ -141,8 +141,11 @@ class SiteNavigation:
         index = self.position[guide.slug]
         newer = order[index - 1] if index > 0 else None
         older = order[index + 1] if index + 1 < len(order) else None
-        nearest = {self.site.by_url[key].slug for key in _nearest_keys(guide, self.site)}
-        candidates = {slug: self.site.by_url[f"/guides/{slug}/"] for slug in nearest}
+        nearest = {
+            self.site.by_url[key].slug: self.site.by_url[key]
+            for key in _nearest_keys(guide, self.site)
+        }
+        candidates = dict(nearest)
         for tag in guide.tags[1:]:
             candidates.update((other.slug, other) for other in self.carrying[tag])
         if guide.tags:

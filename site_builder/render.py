@@ -114,8 +114,8 @@ def render_guide(
     env: Environment,
     guide: Guide,
     common: dict[str, Any],
-    verification: Verification | None = None,
-    navigation: SiteNavigation | None = None,
+    verification: Verification | None,
+    navigation: SiteNavigation,
 ) -> Page:
     """Render one guide page from the guide, its verification and the site-wide summary."""
     site: Site = common["site"]
@@ -135,7 +135,7 @@ def render_guide(
         json_ld=tuple(Markup(data) for data in guide_json_ld(guide, site)),
         modified=modified_at(guide),
         published=published_at(guide),
-        nav=(navigation or SiteNavigation(site)).neighbours(guide),
+        nav=navigation.neighbours(guide),
     )
 
 

@@ -62,8 +62,7 @@ def base_url(
 @pytest.fixture(scope="module")
 def pages(base_url: str) -> Iterator[dict[str, Any]]:
     """One browser; one page per viewport, reused by every test of the module. Started after
-    the site is built and served: Playwright's sync API runs an event loop in this thread,
-    and a build run inside it could not start its own (Pagefind's asyncio)."""
+    the site is built and served."""
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:

@@ -20,20 +20,25 @@ WIDE_TABLE = "#reported-memory-rows + .table-scroll"
 
 
 @pytest.fixture(scope="module")
-def tab(site: Path) -> Iterator[Any]:
-    """One chromium page with a phone viewport, on the served site."""
+def base(site: Path) -> Iterator[str]:
+    """The built site, served with netlify.toml's rules."""
+    with serve_netlify(site) as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def tab() -> Iterator[Any]:
+    """One chromium page with a phone viewport."""
     from playwright.sync_api import sync_playwright
 
-    with serve_netlify(site) as base, sync_playwright() as playwright:
+    with sync_playwright() as playwright:
         browser = launch_chromium(playwright)
-        page = browser.new_page(viewport={"width": 375, "height": 700})
-        page.base = base
-        yield page
+        yield browser.new_page(viewport={"width": 375, "height": 700})
         browser.close()
 
 
-def test_a_long_tables_header_row_stays_in_view_while_it_scrolls(tab: Any) -> None:
-    tab.goto(tab.base + LONG_TABLE_GUIDE)
+def test_a_long_tables_header_row_stays_in_view_while_it_scrolls(tab: Any, base: str) -> None:
+    tab.goto(base + LONG_TABLE_GUIDE)
     box = tab.locator(LONG_TABLE)
     assert box.evaluate("b => b.querySelectorAll('tbody tr').length") > 40
     assert box.evaluate("b => b.scrollHeight > b.clientHeight + 200")
@@ -47,8 +52,8 @@ def test_a_long_tables_header_row_stays_in_view_while_it_scrolls(tab: Any) -> No
     assert first_row_top < box_top  # while the first rows have scrolled out of view
 
 
-def test_a_wide_table_scrolls_inside_its_box_not_the_page(tab: Any) -> None:
-    tab.goto(tab.base + WIDE_TABLE_GUIDE)
+def test_a_wide_table_scrolls_inside_its_box_not_the_page(tab: Any, base: str) -> None:
+    tab.goto(base + WIDE_TABLE_GUIDE)
     box = tab.locator(WIDE_TABLE)
     scroll_width, client_width = box.evaluate("b => [b.scrollWidth, b.clientWidth]")
     assert scroll_width > client_width * 1.5  # more columns than the phone shows
@@ -59,8 +64,8 @@ def test_a_wide_table_scrolls_inside_its_box_not_the_page(tab: Any) -> None:
     assert tab.evaluate("window.scrollX") == 0
 
 
-def test_verdict_columns_are_tinted_and_bold(tab: Any) -> None:
-    tab.goto(tab.base + WIDE_TABLE_GUIDE)
+def test_verdict_columns_are_tinted_and_bold(tab: Any, base: str) -> None:
+    tab.goto(base + WIDE_TABLE_GUIDE)
     verdict, plain = tab.evaluate(
         """() => {
             const style = el => { const s = getComputedStyle(el);
@@ -73,8 +78,8 @@ def test_verdict_columns_are_tinted_and_bold(tab: Any) -> None:
     assert int(verdict[1]) >= 600 > int(plain[1])
 
 
-def test_keyboard_focus_is_visible(tab: Any) -> None:
-    tab.goto(tab.base + WIDE_TABLE_GUIDE)
+def test_keyboard_focus_is_visible(tab: Any, base: str) -> None:
+    tab.goto(base + WIDE_TABLE_GUIDE)
     tab.keyboard.press("Tab")
     focused = tab.evaluate("document.activeElement.className")
     assert focused == "skip-link"
@@ -86,11 +91,11 @@ def test_keyboard_focus_is_visible(tab: Any) -> None:
     assert style == "solid" and width >= 2
 
 
-def test_colour_scheme_follows_the_system_setting(tab: Any) -> None:
+def test_colour_scheme_follows_the_system_setting(tab: Any, base: str) -> None:
     colours = {}
     for scheme in ("light", "dark"):
         tab.emulate_media(color_scheme=scheme)
-        tab.goto(tab.base + WIDE_TABLE_GUIDE)
+        tab.goto(base + WIDE_TABLE_GUIDE)
         colours[scheme] = tab.evaluate(
             "[getComputedStyle(document.body).backgroundColor, getComputedStyle(document.body).color]"
         )
@@ -99,8 +104,8 @@ def test_colour_scheme_follows_the_system_setting(tab: Any) -> None:
     assert colours["dark"][0] != colours["light"][0] and colours["dark"][1] != colours["light"][1]
 
 
-def test_print_drops_navigation_and_prints_tables_whole(tab: Any) -> None:
-    tab.goto(tab.base + LONG_TABLE_GUIDE)
+def test_print_drops_navigation_and_prints_tables_whole(tab: Any, base: str) -> None:
+    tab.goto(base + LONG_TABLE_GUIDE)
     tab.emulate_media(media="print")
     try:
         hidden = tab.evaluate(

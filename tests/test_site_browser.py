@@ -202,8 +202,7 @@ def base_url(published: Path) -> Iterator[str]:
 
 @pytest.fixture(scope="module")
 def browser(published: Path) -> Iterator[Any]:
-    """One chromium for the whole module, started after the site is built: Playwright's sync
-    API runs an event loop in this thread, so a build (Pagefind's asyncio) must come first."""
+    """One chromium for the whole module, started after the site is built."""
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:
