@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from datetime import UTC
+from datetime import UTC, date
 
 from site_builder.errors import InputError, Problem
 from site_builder.humanize import humanize_slug
@@ -17,10 +17,11 @@ RESERVED_FOLDERS = ("/assets/", "/tags/", "/search/", "/pagefind/")
 """Paths the site builds itself; no alias may take them."""
 
 
-def assemble(normalized: Normalized) -> Site:
-    """Return the Site: one guide per record, newest evidence first.
+def assemble(normalized: Normalized, today: date = date.max, *, production: bool = False) -> Site:
+    """Return the Site: one guide per record (drafts marked), newest evidence first.
 
-    Raise one InputError holding every problem of the run: validation and join problems alike.
+    `today` decides which scheduled guides are published yet (by default none is scheduled). Raise one InputError holding
+    every problem of the run: validation and join problems alike.
     """
     problems: list[Problem] = list(normalized.problems)
     records: dict[str, Evidence] = {}
@@ -43,16 +44,19 @@ def assemble(normalized: Normalized) -> Site:
         else:
             docs[record] = doc
     guides: dict[str, Guide] = {}
+    settings = normalized.settings
+    with_prose = settings is None or not settings.publish_without_prose
     for operation_id, evidence in sorted(records.items()):
-        guide = _guide(evidence, docs.get(operation_id))
+        guide = _guide(evidence, docs.get(operation_id), today, needs_prose=with_prose)
         other = guides.setdefault(guide.slug, guide)
         if other is not guide:
             source, location = _slug_origin(guide)
             message = f"slug '{guide.slug}' is also used by {_slug_origin(other)[0]}"
             problems.append(Problem(source, location, message))
-    if normalized.settings is not None:
-        problems += _alias_problems(list(guides.values()), normalized.settings.base_url)
-    if problems or normalized.settings is None:
+    if settings is not None:
+        problems += _alias_problems(list(guides.values()), settings.base_url)
+        problems += _replaces_problems(list(guides.values()), settings.base_url)
+    if problems or settings is None:
         raise InputError(problems)
     ordered = sorted(guides.values(), key=lambda guide: (-guide.lastmod.timestamp(), guide.slug))
     return Site(
@@ -63,7 +67,24 @@ def assemble(normalized: Normalized) -> Site:
         registry=normalized.registry,
         registry_by_key=_registry_by_key(normalized),
         rules=normalized.rules,
+        static=normalized.static,
+        acknowledged=normalized.acknowledged,
+        production=production,
     )
+
+
+def _replaces_problems(guides: list[Guide], base_url: str) -> list[Problem]:
+    """`replaces` names the live page at the guide's own URL, and nothing else."""
+    problems = []
+    for guide in guides:
+        if guide.replaces is None or page_key(guide.replaces, base_url) == guide.url:
+            continue
+        message = (
+            f"'{guide.replaces}' is not this guide's URL ({guide.url}); a guide replaces only "
+            f"the live page at its own URL (to send an old page here, list it under aliases)"
+        )
+        problems.append(Problem(guide.source, "front matter.replaces", message))
+    return problems
 
 
 def _alias_problems(guides: list[Guide], base_url: str) -> list[Problem]:
@@ -98,10 +119,13 @@ def _registry_by_key(normalized: Normalized) -> dict[str, RegistryEntry]:
     return index
 
 
-def _guide(evidence: Evidence, doc: Doc | None) -> Guide:
-    """Build one guide from its record and, if written, its prose."""
+def _guide(evidence: Evidence, doc: Doc | None, today: date, *, needs_prose: bool) -> Guide:
+    """Build one guide from its record and, if written, its prose; say why it is a draft."""
     if doc is not None:
         front = doc.front
+        draft = "draft" if front.draft else ""
+        if not draft and front.published > today:
+            draft = f"scheduled for {front.published.isoformat()}"
         return Guide(
             slug=front.slug,
             title=front.title,
@@ -114,6 +138,9 @@ def _guide(evidence: Evidence, doc: Doc | None) -> Guide:
             doc_source=doc.source,
             evidence=evidence,
             aliases=front.aliases,
+            draft=draft,
+            replaces=front.replaces,
+            acknowledge=front.acknowledge,
         )
     verdict = humanize_slug(evidence.verdict)
     description = f"Verdict: {verdict}."
@@ -130,6 +157,7 @@ def _guide(evidence: Evidence, doc: Doc | None) -> Guide:
         body="",
         doc_source=None,
         evidence=evidence,
+        draft="needs prose" if needs_prose else "",
     )
 
 

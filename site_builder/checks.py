@@ -6,11 +6,11 @@ what the findings mean for the exit code. The report groups them by page.
 
 from __future__ import annotations
 
-from bisect import bisect_left
 from collections.abc import Callable, Mapping, Sequence
-from datetime import UTC
+from datetime import UTC, date
 
 from site_builder.consistency import check_site
+from site_builder.deploy import check_deploy, check_takeovers, parse_lastmod, plan_deploy
 from site_builder.models import Finding, Page, Site, Verification
 from site_builder.overlap import check_overlap
 from site_builder.scan import PageScan, scan_pages
@@ -19,19 +19,18 @@ from site_builder.urls import canonical_url, page_key
 SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
 
 
-def check_missing_prose(site: Site) -> list[Finding]:
-    """Warn about guides built from a record alone, with a title derived from its status."""
+def check_drafts(site: Site) -> list[Finding]:
+    """Note every draft: audited like any guide, but a deploy leaves it out."""
     return [
         Finding(
-            "prose",
-            "warning",
-            guide.evidence.source,
-            f"no guide in content/ renders this record; built {guide.url} with a title "
-            f"derived from its status",
+            "draft",
+            "info",
+            guide.source,
+            f"not published ({guide.draft}); audited, shown in the preview and by --drafts, "
+            f"never deployed",
             guide.url,
         )
-        for guide in site.guides
-        if guide.doc_source is None
+        for guide in site.drafts
     ]
 
 
@@ -68,16 +67,12 @@ def check_canonical_uniqueness(site: Site) -> list[Finding]:
         if guide is None:
             continue
         canonical = site.canonical(guide.url)
-        source = guide.doc_source or guide.evidence.source
         if literal != canonical:
             message = (
                 f"the registry lists {literal} but the guide's canonical is {canonical}: "
                 f"one page, two canonicals"
             )
-            findings.append(Finding("canonical", "error", source, message, key, (literal,)))
-        else:
-            message = f"updates the registered page {canonical}"
-            findings.append(Finding("canonical", "info", source, message, key))
+            findings.append(Finding("canonical", "error", guide.source, message, key, (literal,)))
     return findings
 
 
@@ -105,30 +100,65 @@ def check_nearby_pages_resolve(site: Site) -> list[Finding]:
 
 
 def check_sitemap_count(site: Site) -> list[Finding]:
-    """Compare each record's prepublication canonical count with the registry's count then."""
-    dates = sorted(entry.published for entry in site.registry if entry.published is not None)
-    undated = len(site.registry) - len(dates)
+    """Check each record's prepublication canonical count against what the registry can prove.
+
+    Pages published or last modified before the record's check were certainly live then (the
+    lower bound); pages published on or after it, by the registry or by guides built here,
+    certainly were not (all pages less those is the upper bound). Only a count outside the
+    bounds is a warning, and it says which bound and what to change.
+    """
+    base = site.settings.base_url
+    published: dict[str, date] = {}
+    live_since: dict[str, date] = {}
+    for entry in site.registry:
+        key = page_key(entry.url, base) or entry.url
+        modified = parse_lastmod(entry.lastmod)
+        known = [day for day in (entry.published, modified) if day is not None]
+        if known:
+            live_since[key] = min(known)
+        if entry.published is not None:
+            published[key] = entry.published
+    for guide in site.guides:
+        if not guide.draft:
+            published.setdefault(guide.url, guide.published)
+    pages = site.registry_by_key.keys() | {g.url for g in site.guides if not g.draft}
     findings = []
     for guide in site.guides:
         claimed = dict(guide.evidence.overlap_facts).get("prepublicationSitemapCanonicals")
         if not isinstance(claimed, int) or isinstance(claimed, bool):
             continue
         checked = guide.evidence.checked_at.astimezone(UTC).date()
-        before = bisect_left(dates, checked)
-        if before != claimed:
+        lower = sum(1 for day in live_since.values() if day < checked)
+        later = sum(
+            1
+            for key, day in published.items()
+            if day >= checked and not live_since.get(key, day) < checked
+        )
+        upper = len(pages) - later
+        if lower <= claimed <= upper:
+            continue
+        if claimed < lower:
             message = (
-                f"the record counts {claimed} canonicals before {checked}; the registry has "
-                f"{before} published before then ({undated} entries have no date; import the "
-                f"live sitemap with --import-sitemap to complete it)"
+                f"the record counts {claimed} canonicals before {checked}, but the registry shows "
+                f"at least {lower} pages published or modified before then; correct the "
+                f"record's prepublicationSitemapCanonicals"
             )
-            findings.append(
-                Finding("sitemap-count", "warning", guide.evidence.source, message, guide.url)
+        else:
+            message = (
+                f"the record counts {claimed} canonicals before {checked}, but the registry can "
+                f"account for at most {upper} ({len(pages)} pages, less {later} published on or "
+                f"after that day); import the live sitemap with --import-sitemap, or add the "
+                f"missing pages to content/registry.json"
             )
+        findings.append(
+            Finding("sitemap-count", "warning", guide.evidence.source, message, guide.url)
+        )
     return findings
 
 
 SITE_CHECKS: tuple[Callable[[Site], list[Finding]], ...] = (
-    check_missing_prose,
+    check_drafts,
+    check_takeovers,
     check_descriptions,
     check_canonical_uniqueness,
     check_nearby_pages_resolve,
@@ -159,18 +189,44 @@ def check_claims(site: Site, verifications: Mapping[str, Verification]) -> list[
 
 
 def run_checks(
-    site: Site, pages: Sequence[Page], verifications: Mapping[str, Verification] | None = None
+    site: Site,
+    pages: Sequence[Page],
+    verifications: Mapping[str, Verification] | None = None,
+    *,
+    deploy: bool = True,
 ) -> list[Finding]:
-    """Run every check on the site and its rendered pages; return findings in report order."""
+    """Run every check on the site and its rendered pages; return findings in report order.
+
+    `deploy` false leaves out how a deploy answers live pages: for a site holding drafts,
+    which the deploy (checked by `check_published`) leaves out.
+    """
     scans: list[PageScan] = scan_pages(pages)
     findings = [finding for check in SITE_CHECKS for finding in check(site)]
     findings += check_claims(site, verifications or {})
     findings += check_overlap(site, scans)
     findings += check_site(site, pages, scans)
+    if deploy:
+        findings += _deploy_findings(site, pages)
+    return ordered(findings)
+
+
+def check_published(site: Site, pages: Sequence[Page]) -> list[Finding]:
+    """Check what a deploy writes when drafts are left out: links, sitemap, live pages."""
+    return ordered([*check_site(site, pages, scan_pages(pages)), *_deploy_findings(site, pages)])
+
+
+def ordered(findings: Sequence[Finding]) -> list[Finding]:
+    """Return findings once each, by page, then severity, check, file and message."""
     return sorted(
-        findings,
+        dict.fromkeys(findings),
         key=lambda f: (f.page, SEVERITY_ORDER[f.severity], f.check, f.source, f.message),
     )
+
+
+def _deploy_findings(site: Site, pages: Sequence[Page]) -> list[Finding]:
+    """How the deploy of these pages answers every live page, and static/ collisions."""
+    built = ["/" + page.path for page in pages]
+    return check_deploy(site, plan_deploy(site, built), built)
 
 
 def _absolute(url: str, base_url: str) -> str:

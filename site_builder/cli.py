@@ -6,17 +6,19 @@ Exit codes: 0 success, 1 input, check or output errors, 2 bad usage.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from site_builder.config import BuildConfig
+from site_builder.config import BuildConfig, today_from
 from site_builder.errors import InputError, OutputError, ServeError, one_line
 from site_builder.models import Finding, Verification
 from site_builder.pipeline import build
 from site_builder.registry import import_sitemap
 from site_builder.report import counts, format_json, format_text, problems_as_findings
+from site_builder.scaffold import scaffold_guide
 from site_builder.serve import serve
 
 
@@ -46,6 +48,18 @@ def make_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--port", type=_port, default=8000, help="preview port, 0 for any free one (default: 8000)"
     )
+    mode.add_argument(
+        "--new", type=Path, metavar="RECORD", help="write content/<slug>.md for a record, a draft"
+    )
+    parser.add_argument(
+        "--drafts", action="store_true", help="also write drafts and scheduled guides"
+    )
+    parser.add_argument(
+        "--production",
+        action="store_true",
+        help="a production deploy: fail on any live page that would answer 404 "
+        "(also when CONTEXT=production)",
+    )
     parser.add_argument("--quiet", action="store_true", help="print only warnings and errors")
     return parser
 
@@ -64,7 +78,24 @@ def main(argv: Sequence[str] | None = None, default_root: Path | None = None) ->
     if not (root / "records").is_dir():
         print(f"error: {root}: not a project folder (no records/ inside)", file=sys.stderr)
         return 2
-    config = BuildConfig.for_root(root, args.out.resolve() if args.out else None)
+    try:
+        today = today_from(os.environ)
+    except ValueError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    production = args.production or os.environ.get("CONTEXT") == "production"
+    if production and args.drafts:
+        print("error: a production deploy never includes drafts; drop --drafts", file=sys.stderr)
+        return 2
+    config = BuildConfig.for_root(
+        root,
+        args.out.resolve() if args.out else None,
+        today=today,
+        include_drafts=args.drafts,
+        production=production,
+    )
+    if args.new:
+        return _new(config, args.new)
     if args.import_sitemap:
         return _import(config, args.import_sitemap)
     if args.serve:
@@ -87,7 +118,7 @@ def main(argv: Sequence[str] | None = None, default_root: Path | None = None) ->
         return _failed(findings, args, "check error", pages=pages, verifications=checked)
     if args.format == "json":
         print(format_json(findings, pages, checked))
-    elif findings and (args.audit or counts(findings)["warnings"]):
+    elif args.audit or any(f.severity == "warning" and not f.acknowledged for f in findings):
         text = format_text(findings, pages, include_info=args.audit, verifications=checked)
         print(text, file=sys.stderr)
     if not args.quiet and args.format == "text":
@@ -95,8 +126,21 @@ def main(argv: Sequence[str] | None = None, default_root: Path | None = None) ->
         action = (
             "Audited" if args.audit else f"Built {len(report.pages)} files into {config.out_dir}"
         )
-        print(f"{action}: {report.guides} guides in {seconds:.2f}s.")
+        acknowledged = counts(findings)["acknowledged"]
+        note = _drafts_note(report.drafts, config)
+        if acknowledged and not args.audit:
+            note += f" ({acknowledged} acknowledged warning(s) not shown; --audit lists them)"
+        print(f"{action}: {report.guides} guides{note} in {seconds:.2f}s.")
     return 0
+
+
+def _drafts_note(drafts: Sequence[str], config: BuildConfig) -> str:
+    """Say how many drafts the build left out or included."""
+    if not drafts:
+        return ""
+    if config.include_drafts:
+        return f" (including {len(drafts)} draft(s))"
+    return f" ({len(drafts)} draft(s) left out: {', '.join(drafts)}; --drafts writes them)"
 
 
 def _failed(
@@ -140,6 +184,22 @@ def _import(config: BuildConfig, sitemap: Path) -> int:
         f"Imported {sitemap}: {result.read} URLs read, {result.added} added, "
         f"{result.updated} lastmod updated, {result.foreign} on other hosts ignored; "
         f"the registry now has {result.total} pages."
+    )
+    return 0
+
+
+def _new(config: BuildConfig, record: Path) -> int:
+    """Scaffold the prose file of a record; never overwrite."""
+    try:
+        written = scaffold_guide(config, record, config.build_date)
+    except InputError as error:
+        for problem in error.problems:
+            print(problem, file=sys.stderr)
+        print("Aborted: nothing was written.", file=sys.stderr)
+        return 1
+    print(
+        f"Wrote {written.relative_to(config.root).as_posix()} (a draft): rewrite its proposed "
+        f"title, description and reader job, write the prose, then preview with --serve."
     )
     return 0
 

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from urllib.parse import urlsplit
 from xml.etree import ElementTree
 
+from site_builder.deploy import plan_deploy
 from site_builder.models import Finding, Page, Site
 from site_builder.scan import PageScan
 from site_builder.urls import page_key, same_host
@@ -22,7 +23,7 @@ def check_site(site: Site, pages: Sequence[Page], scans: Sequence[PageScan]) -> 
     """Return every sitemap, canonical, link and anchor inconsistency of the built site."""
     locs = _sitemap_locs(pages)
     return [
-        *_check_sitemap(site, scans, locs),
+        *_check_sitemap(site, pages, scans, locs),
         *_check_canonicals(site, scans, set(locs)),
         *_check_links(site, pages, scans),
     ]
@@ -45,11 +46,14 @@ def _source(site: Site, key: str) -> str:
     return "templates/"
 
 
-def _check_sitemap(site: Site, scans: Sequence[PageScan], locs: list[str]) -> list[Finding]:
-    """sitemap.xml lists exactly the registry's canonicals plus the built pages, each once."""
-    base = site.settings.base_url
-    expected = {page_key(entry.url, base) for entry in site.registry}
+def _check_sitemap(
+    site: Site, pages: Sequence[Page], scans: Sequence[PageScan], locs: list[str]
+) -> list[Finding]:
+    """sitemap.xml lists exactly the pages the deploy answers with 200, each once."""
+    built = ["/" + page.path for page in pages]
+    expected: set[str | None] = set(plan_deploy(site, built).answered)
     expected |= {scan.key for scan in scans if not scan.noindex}
+    base = site.settings.base_url
     listed = Counter(page_key(loc, base) or loc for loc in locs)
     findings = [
         Finding("sitemap", "error", "sitemap.xml", f"{key} is listed {count} times", key)
@@ -97,7 +101,7 @@ def _check_links(site: Site, pages: Sequence[Page], scans: Sequence[PageScan]) -
     """Every internal link and #anchor resolves to a built page, a registry page or an id."""
     base = site.settings.base_url
     built = {scan.key: scan for scan in scans}
-    files = {"/" + page.path for page in pages}
+    files = {"/" + page.path for page in pages} | {"/" + asset.name for asset in site.static}
     registered = {page_key(entry.url, base) for entry in site.registry}
     findings = []
     for scan in scans:

@@ -20,12 +20,14 @@ from site_builder.models import Asset, Inputs, RawDoc, RawRecord
 
 MAX_RECORD_BYTES = 8 * 1024 * 1024
 MAX_DOC_BYTES = 1024 * 1024
+MAX_STATIC_BYTES = 32 * 1024 * 1024
 MAX_DEPTH = 64
 """Deeper JSON nesting is refused: no real record needs it, and it would exhaust recursion."""
 MAX_INTEGER = 10**30
 FENCE = "---"
 REGISTRY_NAME = "registry.json"
 RULES_NAME = "rules.yaml"
+ACKNOWLEDGED_NAME = "acknowledged.yaml"
 _OPERATION_ID = re.compile(r'"operationId"\s*:\s*"([A-Za-z0-9._-]{1,100})"')
 
 
@@ -97,10 +99,19 @@ def load_inputs(config: BuildConfig) -> Inputs:
         config, config.content_dir, RULES_NAME, _decode_settings, problems
     ):
         rules = RawDoc(source, data, "")
+    acknowledged = None
+    for source, data in _read_each(
+        config, config.content_dir, ACKNOWLEDGED_NAME, _decode_settings, problems
+    ):
+        acknowledged = RawDoc(source, data, "")
     assets = [
         Asset(path.name, path.read_bytes())
         for path in sorted(config.assets_dir.glob("*"))
         if path.is_file()
+    ]
+    static = [
+        Asset(Path(source).relative_to("static").as_posix(), data)
+        for source, data in _read_each(config, config.static_dir, "**/*", _static_file, problems)
     ]
     return Inputs(
         records=tuple(records),
@@ -109,6 +120,8 @@ def load_inputs(config: BuildConfig) -> Inputs:
         assets=tuple(assets),
         registry=registry,
         rules=rules,
+        static=tuple(static),
+        acknowledged=acknowledged,
         problems=tuple(problems),
         unreadable_ids=unreadable_ids,
     )
@@ -248,6 +261,13 @@ def _yaml(text: str, first_line: int) -> Any:
         raise _ReadError("YAML", f"invalid value: {error}") from None
     except RecursionError:
         raise _ReadError("YAML", "nested too deeply") from None
+
+
+def _static_file(raw: bytes) -> bytes:
+    """Keep a pass-through file as it is, within a size limit."""
+    if len(raw) > MAX_STATIC_BYTES:
+        raise _ReadError("file", f"is {len(raw):,} bytes; the limit is {MAX_STATIC_BYTES:,}")
+    return raw
 
 
 def _decode_settings(raw: bytes) -> dict[str, Any]:

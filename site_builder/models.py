@@ -5,7 +5,7 @@ The file formats people write (and their pydantic schemas) live in `schema`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import date, datetime
 from typing import Literal
 
@@ -16,6 +16,7 @@ from pydantic import (
 
 from site_builder.errors import Problem
 from site_builder.schema import (
+    Acknowledgement,
     FrontMatter,
     JsonValue,
     RegistryEntry,
@@ -62,6 +63,10 @@ class Inputs:
     assets: tuple[Asset, ...]
     registry: RawRecord | None = None
     rules: RawDoc | None = None
+    static: tuple[Asset, ...] = ()
+    """Files of static/, copied verbatim; `name` is the path inside static/."""
+    acknowledged: RawDoc | None = None
+    """content/acknowledged.yaml, the site's accepted warnings."""
     problems: tuple[Problem, ...] = ()
     unreadable_ids: frozenset[str] = frozenset()
     """operationIds seen in record files that could not be decoded."""
@@ -130,6 +135,8 @@ class Normalized:
     assets: tuple[Asset, ...]
     registry: tuple[RegistryEntry, ...] = ()
     rules: RuleFile = field(default_factory=RuleFile)
+    static: tuple[Asset, ...] = ()
+    acknowledged: tuple[Acknowledgement, ...] = ()
     problems: tuple[Problem, ...] = ()
     """Every problem found so far; assembling adds its own, then the build stops once."""
     invalid_ids: frozenset[str] = frozenset()
@@ -161,6 +168,17 @@ class Guide:
     evidence: Evidence
     aliases: tuple[str, ...] = ()
     """Old site paths that redirect here."""
+    draft: str = ""
+    """Why the guide is not published ("draft", "needs prose", "scheduled for ..."); "" if it is."""
+    replaces: str | None = None
+    """The live registry page this guide takes over on purpose (its own URL), if declared."""
+    acknowledge: tuple[Acknowledgement, ...] = ()
+    """Warnings about this guide the editor accepts, from its front matter."""
+
+    @property
+    def source(self) -> str:
+        """The file an editor changes for this guide: its prose, else its record."""
+        return self.doc_source or self.evidence.source
 
     @property
     def url(self) -> str:
@@ -186,10 +204,26 @@ class Site:
     """Registry entries by normalised URL (the first of any duplicates)."""
     registry_source: str = "content/registry.json"
     rules: RuleFile = field(default_factory=RuleFile)
+    static: tuple[Asset, ...] = ()
+    """Files copied verbatim from static/; `name` is the path inside the site."""
+    acknowledged: tuple[Acknowledgement, ...] = ()
+    """The site's accepted warnings (content/acknowledged.yaml)."""
+    production: bool = False
+    """A production deploy build: a live page that would answer 404 is an error."""
 
     def canonical(self, url: str) -> str:
         """Return the absolute canonical form of a site-relative URL."""
         return self.settings.base_url + url
+
+    @property
+    def drafts(self) -> tuple[Guide, ...]:
+        """Guides that are audited and previewed but not deployed."""
+        return tuple(guide for guide in self.guides if guide.draft)
+
+    def without_drafts(self) -> Site:
+        """Return the site a deploy publishes: the same, less every draft."""
+        guides = tuple(guide for guide in self.guides if not guide.draft)
+        return replace(self, guides=guides, by_url={guide.url: guide for guide in guides})
 
 
 # --- verification (verify.py) ----------------------------------------------------------------
@@ -259,6 +293,8 @@ class Finding:
     """Similarity score of overlap findings, 0 to 1."""
     reviewed: bool = False
     """An overlap the record's own overlap audit already names with a stated difference."""
+    acknowledged: str = ""
+    """The editor's reason for accepting this warning; acknowledged warnings are not repeated."""
 
     def __str__(self) -> str:
         """Return the one-line form `source: check: message`."""
@@ -272,4 +308,7 @@ class BuildReport:
     pages: tuple[Page, ...]
     findings: tuple[Finding, ...]
     guides: int
+    """Guides written (or, for an audit, that a deploy would write)."""
     verifications: tuple[Verification, ...] = ()
+    drafts: tuple[str, ...] = ()
+    """URLs of the drafts: audited, but written only with --drafts."""

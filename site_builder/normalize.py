@@ -16,6 +16,8 @@ from site_builder.errors import Problem
 from site_builder.formula import FormulaError, parse
 from site_builder.models import Doc, Evidence, Inputs, NearbyPage, Normalized, RawRecord, Receipt
 from site_builder.schema import (
+    Acknowledgement,
+    AcknowledgementFile,
     FrontMatter,
     JsonValue,
     RecordCore,
@@ -63,6 +65,7 @@ def normalize(inputs: Inputs) -> Normalized:
             docs.append(Doc(raw.source, front, raw.body))
     registry = _registry(inputs, settings, problems)
     rules = _rules(inputs, problems)
+    acknowledged = _acknowledged(inputs, problems)
     valid = {item.source for item in evidence}
     invalid_ids = inputs.unreadable_ids | frozenset(
         raw.data["operationId"]
@@ -76,9 +79,20 @@ def normalize(inputs: Inputs) -> Normalized:
         assets=inputs.assets,
         registry=registry,
         rules=rules,
+        static=inputs.static,
+        acknowledged=acknowledged,
         problems=tuple(problems),
         invalid_ids=invalid_ids,
     )
+
+
+def _acknowledged(inputs: Inputs, problems: list[Problem]) -> tuple[Acknowledgement, ...]:
+    """Validate the site's baseline of accepted warnings."""
+    if inputs.acknowledged is None:
+        return ()
+    raw = inputs.acknowledged
+    baseline = _validate(AcknowledgementFile, raw.front, raw.source, "", problems)
+    return baseline.acknowledged if baseline is not None else ()
 
 
 def _rules(inputs: Inputs, problems: list[Problem]) -> RuleFile:

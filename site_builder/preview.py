@@ -31,13 +31,18 @@ class PreviewState:
     site: Path | None = None
     version: int = 0
     errors: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()
+    """Unacknowledged warnings of the site being served."""
     changed: threading.Condition = field(default_factory=threading.Condition)
 
-    def publish(self, site: Path | None, errors: tuple[str, ...]) -> None:
+    def publish(
+        self, site: Path | None, errors: tuple[str, ...], warnings: tuple[str, ...] = ()
+    ) -> None:
         """Switch to a new site (or keep the old one with errors) and wake every waiting tab."""
         with self.changed:
             if site is not None:
                 self.site = site
+                self.warnings = warnings
             if site is None and errors == self.errors:
                 return
             self.errors = errors
@@ -67,14 +72,14 @@ class Previewer:
         with self._lock:
             self._count += 1
             out = self.workdir / f"site-{self._count}"
-            errors = _build_errors(self.config, out)
+            errors, warnings = _build_outcome(self.config, out)
             if errors:
                 self.log(f"Rebuild failed: {errors[0]}" + _more(errors))
                 shutil.rmtree(out, ignore_errors=True)
                 self.state.publish(None, errors)
                 return False
-            self.state.publish(out, ())
-            self.log(f"Rebuilt ({self.state.version}).")
+            self.state.publish(out, (), warnings)
+            self.log(f"Rebuilt ({self.state.version}): 0 errors, {len(warnings)} warning(s).")
             self._prune()
             return True
 
@@ -100,20 +105,25 @@ class Previewer:
             shutil.rmtree(old, ignore_errors=True)
 
 
-def _build_errors(config: BuildConfig, out: Path) -> tuple[str, ...]:
-    """Build into `out`; return the error lines, or () when the site was written."""
+def _build_outcome(config: BuildConfig, out: Path) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """Build into `out`, drafts included; return (errors, unacknowledged warnings) as lines.
+
+    No errors means the site was written.
+    """
+    preview = BuildConfig(config.root, out, config.today, include_drafts=True)
     try:
-        report = build(BuildConfig(root=config.root, out_dir=out))
+        report = build(preview)
     except InputError as error:
-        return tuple(str(problem) for problem in error.problems)
+        return tuple(str(problem) for problem in error.problems), ()
     except OutputError as error:
-        return (str(error),)
+        return (str(error),), ()
     except Exception as error:  # the preview must survive any failure of one rebuild
-        return (f"{type(error).__name__}: {error}",)
-    failures = [finding for finding in report.findings if finding.severity == "error"]
-    if failures:
-        return tuple(f"{f.source}: {f.check}: {f.message}" for f in failures)
-    return ()
+        return (f"{type(error).__name__}: {error}",), ()
+    errors = tuple(str(f) for f in report.findings if f.severity == "error")
+    warnings = tuple(
+        str(f) for f in report.findings if f.severity == "warning" and not f.acknowledged
+    )
+    return errors, warnings
 
 
 def _more(errors: tuple[str, ...]) -> str:

@@ -17,13 +17,14 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined, TemplateError
 from markupsafe import Markup
 
 from site_builder.config import BuildConfig
+from site_builder.deploy import DeployPlan, plan_deploy, redirect_rules, sitemap_entries
 from site_builder.errors import InputError, Problem
 from site_builder.humanize import humanize_slug
 from site_builder.markdown import render_markdown
 from site_builder.models import Asset, Guide, Page, Site, Verification
 from site_builder.navigation import SiteNavigation, TagPage, family_groups, tag_pages
 from site_builder.structured import guide_json_ld, modified_at, published_at
-from site_builder.urls import canonical_url, page_key
+from site_builder.urls import page_key
 from site_builder.views import guide_view, pinned_release
 
 LATEST_ON_HOME = 10
@@ -100,11 +101,13 @@ def render_site(
         pages.append(_page(env, "search/index.html", "search.html", common))
         pages.extend(_alias_pages(env, site, common))
         pages.append(_page(env, "404.html", "404.html", common))
-        sitemap = _sitemap(site, tags)
-        pages.append(_page(env, "sitemap.xml", "sitemap.xml", common, entries=sitemap))
         pages.append(_page(env, "robots.txt", "robots.txt", common))
         pages.append(_feed(env, site, common))
-        pages.append(Page("_redirects", _redirects(site).encode("utf-8")))
+        plan = plan_deploy(site, ["/" + page.path for page in pages])
+        sitemap = _sitemap(site, tags, plan)
+        pages.append(_page(env, "sitemap.xml", "sitemap.xml", common, entries=sitemap))
+        redirects = "\n".join(redirect_rules(site, plan)) + "\n"
+        pages.append(Page("_redirects", redirects.encode("utf-8")))
     except (TemplateError, ArithmeticError, LookupError, TypeError, ValueError) as error:
         raise InputError([_template_problem(error, config)]) from None
     return sorted(pages, key=lambda page: page.path)
@@ -184,15 +187,6 @@ def _alias_pages(env: Environment, site: Site, common: dict[str, Any]) -> list[P
     return [pages[path] for path in sorted(pages)]
 
 
-def _redirects(site: Site) -> str:
-    """Return Netlify's `_redirects`: a permanent redirect from every alias to its guide."""
-    rules = sorted({(alias, guide.url) for guide in site.guides for alias in guide.aliases})
-    lines = ["# Renamed guides: old path, new path, status (from front matter `aliases`)."]
-    # Forced (`301!`): the alias's own "moved" page must not shadow the redirect.
-    lines += [f"{alias} {target} 301!" for alias, target in rules]
-    return "\n".join(lines) + "\n"
-
-
 def _markdown(text: str) -> Markup:
     """Render trusted-configuration Markdown (still with raw HTML off)."""
     return Markup(render_markdown(text).html)
@@ -210,22 +204,22 @@ def _asset_pages(assets: tuple[Asset, ...]) -> tuple[list[Page], dict[str, str]]
     return pages, urls
 
 
-def _sitemap(site: Site, tags: tuple[TagPage, ...]) -> list[tuple[str, str]]:
-    """Return (canonical URL, lastmod) for the registry's pages and every page built here."""
-    base = site.settings.base_url
-    entries: dict[str, tuple[str, str]] = {}
-    for entry in site.registry:
-        key = page_key(entry.url, base) or entry.url
-        lastmod = entry.lastmod or (entry.published.isoformat() if entry.published else "")
-        url = canonical_url(entry.url, base) if entry.url.startswith("/") else entry.url
-        entries.setdefault(key, (url, lastmod))
+def _sitemap(site: Site, tags: tuple[TagPage, ...], plan: DeployPlan) -> list[tuple[str, str]]:
+    """Return (canonical URL, lastmod) of every URL the deploy answers with 200.
+
+    The pages built here, and the registry pages served verbatim from static/ or proxied to
+    the legacy origin; never a retired (301) or unserved (404) page.
+    """
+    entries = {
+        url: (url, lastmod) for url, lastmod in sitemap_entries(plan, site.settings.base_url)
+    }
     built = [(guide.url, guide.lastmod) for guide in site.guides]
     if site.guides:
         newest = max(guide.lastmod for guide in site.guides)
         built += [("/", newest), ("/guides/", newest), ("/tags/", newest)]
         built += [(tag.url, max(guide.lastmod for guide in tag.guides)) for tag in tags]
     for url, lastmod in built:
-        entries[url] = (site.canonical(url), _iso(lastmod))
+        entries[site.canonical(url)] = (site.canonical(url), _iso(lastmod))
     return sorted(entries.values())
 
 

@@ -2,9 +2,10 @@
 
 JSON schema `glm52-audit/1` (documented in the README):
     {"schema": "glm52-audit/1",
-     "summary": {"ok": bool, "errors": int, "warnings": int, "info": int, "pages": int},
+     "summary": {"ok": bool, "errors": int, "warnings": int, "info": int, "acknowledged": int,
+                 "pages": int},
      "findings": [{"check", "severity", "page", "source", "message", "related", "score",
-                   "reviewed"}, ...],
+                   "reviewed", "acknowledged"}, ...],
      "records": [{"source", "checked", "verified", "unverifiable", "contradicted",
                   "items": [{"path", "kind", "state", "expected", "found", "reason"}]}, ...]}
 """
@@ -36,6 +37,7 @@ def counts(findings: Sequence[Finding]) -> dict[str, int]:
         "errors": sum(1 for f in findings if f.severity == "error"),
         "warnings": sum(1 for f in findings if f.severity == "warning"),
         "info": sum(1 for f in findings if f.severity == "info"),
+        "acknowledged": sum(1 for f in findings if f.acknowledged),
     }
 
 
@@ -47,12 +49,14 @@ def format_text(
     verifications: Sequence[Verification] = (),
 ) -> str:
     """Return the report as text: a heading per page, one line per finding, a summary line."""
-    shown = [f for f in findings if include_info or f.severity != "info"]
+    shown = [f for f in findings if include_info or (f.severity != "info" and not f.acknowledged)]
     lines = []
     for page, group in groupby(sorted(shown, key=_order), key=lambda f: f.page or SITE_WIDE):
         lines.append(one_line(page))
         for finding in group:
             mark = " (reviewed)" if finding.reviewed else ""
+            if finding.acknowledged:
+                mark += f" (acknowledged: {finding.acknowledged})"
             lines.append(
                 one_line(
                     f"  {finding.severity:<7} {finding.check:<15} {finding.source}: "
@@ -72,9 +76,11 @@ def format_text(
                 if check.state == "unverifiable":
                     lines.append(f"    unverifiable {check.path}: {check.reason}")
     total = counts(findings)
+    acknowledged = f" ({total['acknowledged']} acknowledged)" if total["acknowledged"] else ""
+    hidden = "; --audit lists them" if total["acknowledged"] and not include_info else ""
     lines.append(
-        f"{total['errors']} error(s), {total['warnings']} warning(s), {total['info']} note(s) "
-        f"across {pages} page(s)."
+        f"{total['errors']} error(s), {total['warnings']} warning(s){acknowledged}, "
+        f"{total['info']} note(s) across {pages} page(s){hidden}."
     )
     return "\n".join(lines)
 
@@ -97,6 +103,7 @@ def format_json(
                 "related": list(f.related),
                 "score": f.score,
                 "reviewed": f.reviewed,
+                "acknowledged": f.acknowledged,
             }
             for f in sorted(findings, key=_order)
         ],

@@ -31,6 +31,10 @@ Alias = Annotated[
     StrictStr, StringConstraints(pattern=r"^/([\w~-][\w.~-]*/)*([\w~-][\w.~-]*)?$", max_length=300)
 ]
 """A site path a guide used to live at (`/guides/old-slug/`); it redirects to the guide."""
+SitePath = Annotated[
+    StrictStr, StringConstraints(pattern=r"^/([\w~-][\w.~-]*/)*([\w~-][\w.~-]*)?$", max_length=300)
+]
+"""A path on the site: `/guides/x/`, `/old.html`."""
 Tag = Annotated[StrictStr, StringConstraints(pattern=SLUG_PATTERN, max_length=40)]
 """A slug-like label on a guide: `vllm`, `kernel-fusion`."""
 
@@ -58,6 +62,39 @@ class SiteSettings(BaseModel):
     """Meta description of the home page and the guides index."""
     intro: StrictStr = ""
     """Markdown shown on the home page above the latest guides."""
+    legacy_origin: StrictStr | None = Field(
+        default=None, pattern=r"^https?://[A-Za-z0-9.-]+(:[0-9]{1,5})?$", max_length=300
+    )
+    """Where live pages not built here are served from: each gets a Netlify 200 proxy rule."""
+    retired: dict[SitePath, SitePath] = Field(default_factory=dict, strict=False, max_length=10000)
+    """Live pages retired on purpose: old path -> the page that replaces it (a 301)."""
+    publish_without_prose: StrictBool = False
+    """Publish records that have no prose file (by default they are drafts: "needs prose")."""
+
+
+class Acknowledgement(BaseModel):
+    """A warning an editor accepts on purpose, so builds stop repeating it (`--audit` lists it)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+
+    check: StrictStr = Field(min_length=1, max_length=40)
+    """The check that raised the warning: `sitemap-count`, `verify`, `deploy`, ..."""
+    reason: StrictStr = Field(min_length=1, max_length=300)
+    """Why the warning is fine as it is."""
+    match: StrictStr = Field(default="", max_length=300)
+    """A piece of the warning's message; empty matches every warning of the check."""
+    page: StrictStr | None = Field(default=None, max_length=2048)
+    """The page the warning is about (baseline file only; front matter means its own guide)."""
+    source: StrictStr | None = Field(default=None, max_length=1000)
+    """The file the warning names (baseline file only)."""
+
+
+class AcknowledgementFile(BaseModel):
+    """content/acknowledged.yaml: accepted warnings of the whole site, one baseline file."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+
+    acknowledged: tuple[Acknowledgement, ...] = Field(default=(), strict=False)
 
 
 class FrontMatter(BaseModel):
@@ -83,6 +120,12 @@ class FrontMatter(BaseModel):
     """When the prose last changed materially, if after `published`."""
     aliases: tuple[Alias, ...] = Field(default=(), strict=False, max_length=20)
     """Old site paths of this guide; each becomes a permanent redirect to it."""
+    draft: StrictBool = False
+    """A draft is audited and previewed but never deployed (`--drafts` writes it)."""
+    replaces: StrictStr | None = Field(default=None, max_length=2048)
+    """The live registry page at this guide's URL that the guide takes over, said on purpose."""
+    acknowledge: tuple[Acknowledgement, ...] = Field(default=(), strict=False, max_length=50)
+    """Warnings about this guide the editor has read and accepts, each with a reason."""
 
 
 class RegistryEntry(BaseModel):

@@ -95,7 +95,7 @@ class PreviewHandler(BaseHTTPRequestHandler):
             self._send(HTTPStatus.OK, TYPES[".js"], LIVERELOAD_JS, head, cache=False)
             return
         state = self.server.state
-        site, version, errors = state.site, state.version, state.errors
+        site, version, errors, warnings = state.site, state.version, state.errors, state.warnings
         if site is None:
             body = _page("Build failed", _banner(errors), version).encode()
             self._send(HTTPStatus.SERVICE_UNAVAILABLE, TYPES[".html"], body, head)
@@ -124,7 +124,7 @@ class PreviewHandler(BaseHTTPRequestHandler):
             or "application/octet-stream"
         )
         if kind.startswith("text/html"):
-            body = _inject(body.decode("utf-8"), version, errors).encode()
+            body = _inject(body.decode("utf-8"), version, errors, warnings).encode()
         self._send(status, kind, body, head)
 
     def _send(
@@ -196,10 +196,14 @@ def _resolve(site: Path, raw_path: str) -> tuple[Path | None, HTTPStatus]:
     return resolved, HTTPStatus.OK
 
 
-def _inject(page: str, version: int, errors: tuple[str, ...]) -> str:
-    """Add the reload script (and the error banner after a failed rebuild) to one response."""
+def _inject(
+    page: str, version: int, errors: tuple[str, ...], warnings: tuple[str, ...] = ()
+) -> str:
+    """Add the reload script, the error banner after a failed rebuild, and the warnings."""
     addition = (
-        _banner(errors) + f'<script src="/__livereload.js" data-version="{version}"></script>'
+        _banner(errors)
+        + _warnings(warnings)
+        + f'<script src="/__livereload.js" data-version="{version}"></script>'
     )
     index = page.rfind("</body>")
     return page[:index] + addition + page[index:] if index != -1 else page + addition
@@ -216,6 +220,24 @@ def _banner(errors: tuple[str, ...]) -> str:
         'font:14px/1.4 ui-monospace,monospace;padding:12px 16px;border-bottom:4px solid #fca5a5">'
         "<strong>Build failed: showing the last good site.</strong>"
         f'<ul style="margin:6px 0 0;padding-left:20px">{items}</ul></div>'
+    )
+
+
+def _warnings(warnings: tuple[str, ...]) -> str:
+    """Return the warnings of the served build: a count that opens into the list."""
+    if not warnings:
+        return ""
+    items = "".join(f"<li>{html.escape(line)}</li>" for line in warnings)
+    return (
+        '<details id="glm52-build-warnings" role="status" style="position:fixed;'
+        "z-index:2147483646;bottom:0;right:0;max-width:min(48rem,100vw);max-height:60vh;"
+        "overflow:auto;background:#fef3c7;color:#1f2937;font:14px/1.4 ui-monospace,monospace;"
+        'padding:8px 14px;border:2px solid #b45309;border-radius:6px 0 0 0">'
+        f'<summary style="cursor:pointer;font-weight:bold">{len(warnings)} warning(s) in this '
+        "build</summary>"
+        f'<ul style="margin:6px 0 0;padding-left:20px">{items}</ul>'
+        '<p style="margin:6px 0 0">Fix the input, or acknowledge a warning with a reason '
+        "(front matter <code>acknowledge:</code> or content/acknowledged.yaml).</p></details>"
     )
 
 

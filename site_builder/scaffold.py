@@ -1,0 +1,221 @@
+"""Write a draft guide for one record (`build.py --new RECORD`): fields proposed, prose to write.
+
+Everything proposed comes from the record and is marked for the editor to rewrite; the file
+starts as `draft: true`, so it is previewed and audited but never deployed until published.
+The record is read and validated by the build's own code, so its errors are the build's.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from datetime import date
+from pathlib import Path
+
+from site_builder.assemble import DESCRIPTION_LIMIT, _slug_from_status
+from site_builder.config import BuildConfig
+from site_builder.errors import InputError, Problem
+from site_builder.humanize import SPELLINGS, humanize_key, humanize_slug, split_words
+from site_builder.load import REGISTRY_NAME, _decode_doc, _decode_record, _ReadError, _relative
+from site_builder.models import Evidence, RawRecord
+from site_builder.normalize import _evidence
+from site_builder.schema import FrontMatter
+from site_builder.urls import page_key
+
+MODEL = "GLM-5.2"
+ENGINES = {"sglang": "SGLang", "vllm": "vLLM"}
+TITLE_LIMIT = 120
+READER_JOB_LIMIT = 300
+TOPIC_TAGS = 3
+STATUS_NOISE = frozenset({"pinned", "source", "zero", "runtime", "audit", "glm", *ENGINES})
+"""Status words every audit shares: they say how it was done, not what it is about."""
+STOP_WORDS = frozenset({"a", "an", "and", "by", "for", "in", "of", "on", "or", "the", "to"})
+"""Words kept in the topic's wording but never made a tag."""
+HEADINGS = {
+    "What this guide answers": "State the one deployment question the record answers.",
+    "Who it is for": "Name who this applies to, and who should read another page.",
+    "The verdict in plain words": "Say when to adopt, what to check first and how to roll back.",
+    "How to read the evidence": "Say what kind of evidence this is and what each section decides.",
+}
+_UNPRINTABLE = re.compile("[^\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+"""Characters YAML may not hold raw in a one-line quoted scalar or comment."""
+_MODEL_NAME = re.compile(r"glm[-_.]?5[-_.]?2", re.IGNORECASE)
+
+
+def scaffold_guide(config: BuildConfig, record_path: Path, today: date) -> Path:
+    """Write content/<slug>.md, a draft guide for the record at `record_path`; return its path."""
+    path, source = _locate(config, record_path)
+    evidence = _read_record(path, source)
+    slug = _slug_from_status(evidence)
+    target = config.content_dir / f"{slug}.md"
+    name = _relative(target, config.root)
+    problems = [
+        Problem(source, "operationId", f"'{evidence.operation_id}' already has prose: {doc}")
+        for doc in _docs_with(config, "record", evidence.operation_id)
+    ]
+    problems += [
+        Problem(source, "status", f"slug '{slug}' is already used by {doc}")
+        for doc in _docs_with(config, "slug", slug)
+        if doc != name
+    ]
+    if target.exists() or target.is_symlink():
+        problems.append(Problem(name, "file", "already exists; refusing to overwrite it"))
+    if problems:
+        raise InputError(problems)
+    text = guide_text(evidence, slug, today, live=_is_registry_page(config, slug))
+    try:
+        FrontMatter.model_validate(_decode_doc(text.encode("utf-8"))[0])
+    except (_ReadError, ValueError) as error:
+        raise InputError([Problem(name, "front matter", f"cannot propose it: {error}")]) from None
+    try:
+        with target.open("x", encoding="utf-8", newline="\n") as file:
+            file.write(text)
+    except OSError as error:
+        raise InputError([Problem(name, "file", f"cannot be written: {error}")]) from None
+    return target
+
+
+def guide_text(evidence: Evidence, slug: str, today: date, *, live: bool) -> str:
+    """Return the scaffold: commented front matter proposed from the record, then headings."""
+    engine = _engine(evidence)
+    status = _MODEL_NAME.sub(" ", evidence.status.lower())
+    topic = [word for word in re.split(r"[^a-z0-9]+", status) if word and word not in STATUS_NOISE]
+    wording = humanize_slug("-".join(topic)) if set(topic) - STOP_WORDS else "The audited change"
+    verdict = _lower_first(humanize_slug(evidence.verdict))
+    where = f"{MODEL} on {engine}" if engine else MODEL
+    title = _clip(f"{where}: {verdict}", TITLE_LIMIT)
+    description = f"{wording} with {where}: the audit's verdict is {verdict}."
+    reader_job = (
+        f"Decide whether to adopt {_lower_first(wording)} with {where}, "
+        f"given the audit's verdict: {verdict}."
+    )
+    words = [word[:40] for word in topic if word not in STOP_WORDS and not word.isdigit()]
+    tags = [key for key, name in ENGINES.items() if name == engine]
+    tags += list(dict.fromkeys(words))[:TOPIC_TAGS]
+    lines = [
+        "---",
+        f"# Proposed from the record {_UNPRINTABLE.sub('?', evidence.source)}: rewrite in your words.",
+        "# Check the engine, verdict and tags against the record; every number must come from it.",
+        "# The slug fixes the URL for good once published. Delete `draft: true` to publish.",
+    ]
+    if live:
+        lines += [
+            f"# /guides/{slug}/ is already a live page (content/registry.json). If this guide",
+            f"# takes it over, add `replaces: /guides/{slug}/`; otherwise choose another slug.",
+        ]
+    lines += [
+        f"title: {_quote(title)}",
+        f"description: {_quote(_clip(description, DESCRIPTION_LIMIT))}",
+        f"slug: {_quote(slug)}",
+        f"record: {_quote(evidence.operation_id)}",
+        f"reader_job: {_quote(_clip(reader_job, READER_JOB_LIMIT))}",
+        f"tags: [{', '.join(_quote(tag) for tag in tags)}]",
+        f"published: {today.isoformat()}",
+        "draft: true",
+        "---",
+        "Draft: replace each line below with prose. Every number must come from the record;",
+        "the page already shows its tables, caveats, revisions and sources after this text.",
+    ]
+    for heading, placeholder in HEADINGS.items():
+        lines += ["", f"## {heading}", "", placeholder]
+    sections = [humanize_key(key) for key, _ in evidence.sections if split_words(key)]
+    lines += [""] if sections else []
+    lines += [
+        f"- **{section}**: what this section decides, in one sentence." for section in sections
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def _locate(config: BuildConfig, record_path: Path) -> tuple[Path, str]:
+    """Return the record file (relative to the current folder or the project root) and its name."""
+    candidates = [Path(os.path.normpath(record_path.absolute()))]
+    if not record_path.is_absolute():
+        candidates.append(Path(os.path.normpath(config.root / record_path)))
+    path = next((item for item in candidates if item.parent == config.records_dir), candidates[0])
+    if path.parent != config.records_dir or path.suffix != ".json":
+        message = "not a record: a record is a .json file directly in records/"
+        raise InputError([Problem(str(record_path), "file", message)])
+    source = _relative(path, config.root)
+    if path.is_symlink() and not path.resolve().is_relative_to(config.root):
+        raise InputError([Problem(source, "file", "symlink points outside the project; refused")])
+    return path, source
+
+
+def _read_record(path: Path, source: str) -> Evidence:
+    """Decode and validate one record exactly as a build does, or raise its problems."""
+    try:
+        data = _decode_record(path.read_bytes())
+    except _ReadError as error:
+        raise InputError([Problem(source, error.location, error.message)]) from None
+    except OSError as error:
+        message = f"cannot be read: {error.strerror or error}"
+        raise InputError([Problem(source, "file", message)]) from None
+    problems: list[Problem] = []
+    evidence = _evidence(RawRecord(source, data), problems)
+    if evidence is None:
+        raise InputError(problems)
+    return evidence
+
+
+def _docs_with(config: BuildConfig, field: str, value: str) -> list[str]:
+    """Return the guides whose front matter `field` is `value`; the build reports unreadable ones."""
+    found = []
+    for path in sorted(config.content_dir.glob("**/*.md")):
+        try:
+            front, _ = _decode_doc(path.read_bytes())
+        except (_ReadError, OSError):
+            continue
+        if front.get(field) == value:
+            found.append(_relative(path, config.root))
+    return found
+
+
+def _is_registry_page(config: BuildConfig, slug: str) -> bool:
+    """Return whether /guides/<slug>/ is a live page listed in content/registry.json."""
+    try:
+        pages = _decode_record((config.content_dir / REGISTRY_NAME).read_bytes()).get("pages")
+    except (_ReadError, OSError):
+        return False
+    urls = [
+        page.get("url")
+        for page in (pages if isinstance(pages, list) else ())
+        if isinstance(page, dict)
+    ]
+    return any(isinstance(url, str) and page_key(url, url) == f"/guides/{slug}/" for url in urls)
+
+
+def _engine(evidence: Evidence) -> str | None:
+    """Name the serving engine: from the status, else the revision keys, else the sources."""
+    places = (
+        evidence.status,
+        " ".join(key for key, _ in evidence.revisions),
+        " ".join(f"{receipt.url} {receipt.name}" for receipt in evidence.receipts),
+    )
+    for text in places:
+        found = [name for key, name in ENGINES.items() if key in text.lower()]
+        if len(found) == 1:
+            return found[0]
+    return None
+
+
+def _lower_first(text: str) -> str:
+    """Lower a sentence's first letter unless the word has its own spelling (CUDA, SGLang)."""
+    first = text.split(" ", 1)[0]
+    if first.lower() in SPELLINGS or not first[:1].isupper() or first[1:] != first[1:].lower():
+        return text
+    return text[:1].lower() + text[1:]
+
+
+def _clip(text: str, limit: int) -> str:
+    """Shorten text to `limit` characters at a word boundary, marking the cut."""
+    if len(text) <= limit:
+        return text
+    cut = text[: limit - 1]
+    return (cut.rsplit(" ", 1)[0] if " " in cut else cut).rstrip(" ,:;.") + "…"
+
+
+def _quote(text: str) -> str:
+    """Return a YAML double-quoted scalar that reads back as exactly `text`."""
+    quoted = json.dumps(text, ensure_ascii=False)
+    return _UNPRINTABLE.sub(lambda match: f"\\u{ord(match.group()):04x}", quoted)
