@@ -12,9 +12,10 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
+from site_builder.claims import Verification
 from site_builder.config import BuildConfig, today_from
 from site_builder.errors import InputError, OutputError, ServeError, one_line
-from site_builder.models import Finding, Verification
+from site_builder.models import Finding
 from site_builder.pipeline import build
 from site_builder.registry import import_sitemap
 from site_builder.report import counts, format_json, format_text, problems_as_findings

@@ -7,10 +7,11 @@ from collections.abc import Mapping
 from site_builder.acknowledge import acknowledge
 from site_builder.assemble import assemble
 from site_builder.checks import check_published, ordered, run_checks
+from site_builder.claims import Verification
 from site_builder.config import BuildConfig
 from site_builder.deploy import static_pages
 from site_builder.load import load_inputs
-from site_builder.models import BuildReport, Page, Site, Verification
+from site_builder.models import BuildReport, Page, Site
 from site_builder.normalize import normalize
 from site_builder.render import render_site
 from site_builder.search import search_pages

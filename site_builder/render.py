@@ -16,12 +16,13 @@ from typing import Any
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, TemplateError
 from markupsafe import Markup
 
+from site_builder.claims import Verification
 from site_builder.config import BuildConfig
 from site_builder.deploy import DeployPlan, plan_deploy, redirect_rules, sitemap_entries
 from site_builder.errors import InputError, Problem
 from site_builder.humanize import humanize_slug
 from site_builder.markdown import render_markdown
-from site_builder.models import Asset, Guide, Page, Site, Verification
+from site_builder.models import Asset, Guide, Page, Site
 from site_builder.navigation import SiteNavigation, TagPage, family_groups, tag_pages
 from site_builder.structured import guide_json_ld, modified_at, published_at
 from site_builder.urls import page_key

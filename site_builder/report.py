@@ -16,8 +16,9 @@ import json
 from collections.abc import Sequence
 from itertools import groupby
 
+from site_builder.claims import Verification
 from site_builder.errors import Problem, one_line
-from site_builder.models import Finding, Verification
+from site_builder.models import Finding
 
 SCHEMA = "glm52-audit/1"
 SITE_WIDE = "(site)"

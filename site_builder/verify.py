@@ -15,8 +15,9 @@ from fnmatch import fnmatchcase
 from itertools import pairwise
 from typing import Any
 
+from site_builder.claims import ClaimCheck, Verification
 from site_builder.formula import FormulaError, evaluate
-from site_builder.models import ClaimCheck, Evidence, Site, Verification
+from site_builder.models import Evidence, Site
 from site_builder.schema import BOUNDARY_KEYS, DerivedRule, RuleFile, is_http_url
 
 _HEX = re.compile(r"^[0-9a-f]+$")

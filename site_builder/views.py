@@ -11,8 +11,9 @@ from dataclasses import dataclass
 
 from site_builder.blocks import Block, KeyValue, Pair, build_block
 from site_builder.cells import format_cell, is_scalar
+from site_builder.claims import ClaimCheck, Verification
 from site_builder.humanize import anchor_for, humanize_key, humanize_slug
-from site_builder.models import ClaimCheck, Guide, Receipt, Site, Verification
+from site_builder.models import Guide, Receipt, Site
 from site_builder.schema import JsonValue, is_http_url
 from site_builder.urls import canonical_url, page_key
 
