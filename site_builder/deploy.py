@@ -100,6 +100,13 @@ def redirect_rules(site: Site, plan: DeployPlan) -> list[str]:
     if proxied:
         lines.append("# Live pages not built here, served from `legacy_origin` (200 proxy).")
         lines += [f"{page.key} {page.target} 200" for page in proxied]
+    origin = site.settings.legacy_origin
+    if origin and site.settings.legacy_paths:
+        lines.append("# Files the proxied pages need (content/site.yaml `legacy_paths:`).")
+        lines += [
+            f"{folder} {origin}{folder.removesuffix('*')}:splat 200"
+            for folder in site.settings.legacy_paths
+        ]
     return lines
 
 
@@ -119,7 +126,7 @@ def static_pages(site: Site) -> list[Page]:
 
 def check_deploy(site: Site, plan: DeployPlan, built: Iterable[str]) -> list[Finding]:
     """Live pages that would answer 404, bad retirements, and static files that collide."""
-    findings = _unserved(site, plan)
+    findings = _unserved(site, plan) + _proxied(site, plan)
     served = {page.key for page in plan.pages if page.serving in ANSWERS_200}
     files = {path.lower() for path in built}
     base = site.settings.base_url
@@ -236,6 +243,22 @@ def _unserved(site: Site, plan: DeployPlan) -> list[Finding]:
         f"For each: {FIXES}"
     )
     return [Finding("deploy", "warning", site.registry_source, message)]
+
+
+def _proxied(site: Site, plan: DeployPlan) -> list[Finding]:
+    """Note how many live pages still come from the legacy origin, and legacy_paths unused."""
+    findings = []
+    proxied = plan.serving("proxied")
+    if proxied:
+        listed = ", ".join(page.key for page in proxied[:LISTED_IN_WARNING])
+        more = len(proxied) - LISTED_IN_WARNING
+        listed += f" and {more} more" if more > 0 else ""
+        message = f"{len(proxied)} live page(s) proxied to {site.settings.legacy_origin}: {listed}"
+        findings.append(Finding("deploy", "info", "content/site.yaml", message))
+    if site.settings.legacy_paths and not site.settings.legacy_origin:
+        message = "legacy_paths: has no effect without legacy_origin; set it or remove them"
+        findings.append(Finding("deploy", "warning", "content/site.yaml", message))
+    return findings
 
 
 def _retired(site: Site) -> dict[str, str]:

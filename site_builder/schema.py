@@ -35,6 +35,10 @@ SitePath = Annotated[
     StrictStr, StringConstraints(pattern=r"^/([\w~-][\w.~-]*/)*([\w~-][\w.~-]*)?$", max_length=300)
 ]
 """A path on the site: `/guides/x/`, `/old.html`."""
+LegacyFolder = Annotated[
+    StrictStr, StringConstraints(pattern=r"^/([\w~-][\w.~-]*/)+\*$", max_length=300)
+]
+"""A folder of the old site whose files are proxied: `/css/*`."""
 Tag = Annotated[StrictStr, StringConstraints(pattern=SLUG_PATTERN, max_length=40)]
 """A slug-like label on a guide: `vllm`, `kernel-fusion`."""
 
@@ -66,6 +70,8 @@ class SiteSettings(BaseModel):
         default=None, pattern=r"^https?://[A-Za-z0-9.-]+(:[0-9]{1,5})?$", max_length=300
     )
     """Where live pages not built here are served from: each gets a Netlify 200 proxy rule."""
+    legacy_paths: tuple[LegacyFolder, ...] = Field(default=(), strict=False, max_length=100)
+    """Folders of files the proxied pages need (`/css/*`): proxied to legacy_origin too."""
     retired: dict[SitePath, SitePath] = Field(default_factory=dict, strict=False, max_length=10000)
     """Live pages retired on purpose: old path -> the page that replaces it (a 301)."""
     publish_without_prose: StrictBool = False

@@ -77,14 +77,20 @@ def test_sitemap_lists_only_pages_answered_with_200(project: Project) -> None:
 
 def test_legacy_origin_proxies_every_page_not_built_here(project: Project) -> None:
     missing = unbuilt(project)
-    add_setting(project, "legacy_origin: https://old.glm52.example\n")
+    add_setting(
+        project, "legacy_origin: https://old.glm52.example\nlegacy_paths: [/css/*, /img/old/*]\n"
+    )
     result = project.run("--production")
     assert result.returncode == 0, result.stderr
     rules = (project.out / "_redirects").read_text("utf-8").splitlines()
     for url in missing:
         path = url.removeprefix("https://glm52.ai")
         assert f"{path} https://old.glm52.example{path} 200" in rules
+    assert "/css/* https://old.glm52.example/css/:splat 200" in rules
+    assert "/img/old/* https://old.glm52.example/img/old/:splat 200" in rules
     assert set(missing) <= set(sitemap(project.out))
+    audit = project.run("--audit")
+    assert f"{len(missing)} live page(s) proxied to https://old.glm52.example" in audit.stderr
 
 
 def test_a_retired_page_redirects_and_leaves_the_sitemap(project: Project) -> None:
