@@ -43,7 +43,7 @@ def check_descriptions(site: Site) -> list[Finding]:
         first = seen.setdefault(guide.description, guide.url)
         if first != guide.url:
             source = guide.doc_source or guide.evidence.source
-            message = f"has the same description as {first}"
+            message = f"has the same description as {first}; write one of its own"
             findings.append(Finding("description", "warning", source, message, guide.url, (first,)))
     return findings
 

@@ -234,7 +234,15 @@ def _findings(doc: Doc, other: Doc, score: float, kind: str, site: Site) -> list
     other_url = other.key if other.guide else canonical_url(other.key, site.settings.base_url)
     jobs = f"reader jobs: '{doc.reader_job or '?'}' vs '{other.reader_job or '?'}'"
     level = "near-duplicate of" if near else "strong overlap with"
-    note = "; reviewed: the overlap audit states the difference" if reviewed else ""
+    if near:
+        note = "; give this page a job of its own (title, reader job, description) or merge them"
+    elif reviewed:
+        note = "; reviewed: the overlap audit states the difference (acknowledge it if it holds)"
+    else:
+        note = (
+            "; make the difference plain in the title and reader job, or state it in the "
+            "record's overlap audit (nearestPages with a difference)"
+        )
     message = f"{kind} is a {level} {other_url} (score {score:.2f}); {jobs}{note}"
     findings = [
         Finding(

@@ -1,8 +1,7 @@
 """Verify each record's own claims: receipts, revisions, derived numbers and invariants.
 
-Receipt and revision checks are built in; derived numbers and invariants are decided by the
-rules in content/rules.yaml, evaluated by the safe formula evaluator. A pure function of one
-record and the rules, so it runs before rendering and the page can show what was verified.
+Receipts and revisions are checked built in, derived numbers and invariants by the rules in
+content/rules.yaml (safe formula evaluator): a pure function of one record and the rules.
 """
 
 from __future__ import annotations
@@ -26,6 +25,7 @@ _TAG = re.compile(r"^v?\d+(\.\d+){1,3}([.+-]?[0-9A-Za-z][0-9A-Za-z.-]*)?$")
 _TIME_KEY = re.compile(r"[a-z](At|LastModified)$")
 _DERIVED_KEY = re.compile(r"^(calculated|computed)[A-Z]")
 _MEASUREMENT_KEY = re.compile(r"reported|measure", re.IGNORECASE)
+_ADD = "add one to it or around it saying what the number does not prove"
 
 Node = tuple[str, str, Any, tuple[Mapping[str, Any], ...], list[Any]]
 """(JSON path, key, value, enclosing objects innermost first, rows beside it) of one field."""
@@ -115,7 +115,7 @@ def _duplicate_receipts(record: Mapping[str, Any]) -> Iterator[tuple[str, str]]:
         if first[0] != index and first[1] == receipt.get("sha256"):
             yield (
                 f"sourceReceipts.{index}",
-                f"repeats sourceReceipts.{first[0]} ({receipt.get('url')})",
+                f"repeats sourceReceipts.{first[0]} ({receipt.get('url')}); remove one",
             )
 
 
@@ -283,7 +283,7 @@ def _uncaveated_measurements(record: Mapping[str, Any]) -> Iterator[tuple[str, s
         sourced = isinstance(row.get("source"), str) or bool(_MEASUREMENT_KEY.search(key))
         caveated = any(name in BOUNDARY_KEYS for scope in (row, *parents) for name in scope)
         if path and numbers and sourced and not caveated:
-            yield path, "measurement has no boundary caveat (boundary, claimBoundary, ...)"
+            yield path, f"measurement has no boundary caveat (boundary, claimBoundary, ...); {_ADD}"
 
 
 def _objects(
