@@ -217,9 +217,9 @@ def check_published(site: Site, pages: Sequence[Page]) -> list[Finding]:
 
 
 def ordered(findings: Sequence[Finding]) -> list[Finding]:
-    """Return findings once each, by page, then severity, check, file and message."""
+    """Return findings by page, then severity, check, file and message."""
     return sorted(
-        dict.fromkeys(findings),
+        findings,
         key=lambda f: (f.page, SEVERITY_ORDER[f.severity], f.check, f.source, f.message),
     )
 

@@ -173,14 +173,9 @@ def _import(config: BuildConfig, sitemap: Path) -> int:
     try:
         result = import_sitemap(config, sitemap)
     except InputError as error:
-        for problem in error.problems:
-            print(problem, file=sys.stderr)
-        print("Aborted: the registry is unchanged.", file=sys.stderr)
-        return 1
+        return _abort(error.problems, "the registry is unchanged.")
     except OutputError as error:
-        print(error, file=sys.stderr)
-        print("Aborted: the registry is unchanged.", file=sys.stderr)
-        return 1
+        return _abort([error], "the registry is unchanged.")
     print(
         f"Imported {sitemap}: {result.read} URLs read, {result.added} added, "
         f"{result.updated} lastmod updated, {result.foreign} on other hosts ignored; "
@@ -194,15 +189,20 @@ def _new(config: BuildConfig, record: Path) -> int:
     try:
         written = scaffold_guide(config, record, config.build_date)
     except InputError as error:
-        for problem in error.problems:
-            print(problem, file=sys.stderr)
-        print("Aborted: nothing was written.", file=sys.stderr)
-        return 1
+        return _abort(error.problems, "nothing was written.")
     print(
         f"Wrote {written.relative_to(config.root).as_posix()} (a draft): rewrite its proposed "
         f"title, description and reader job, write the prose, then preview with --serve."
     )
     return 0
+
+
+def _abort(problems: Sequence[object], outcome: str) -> int:
+    """Print one line per problem, then what was left undone; return exit code 1."""
+    for problem in problems:
+        print(problem, file=sys.stderr)
+    print(f"Aborted: {outcome}", file=sys.stderr)
+    return 1
 
 
 def _serve(config: BuildConfig, host: str, port: int) -> int:

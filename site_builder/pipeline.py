@@ -33,7 +33,10 @@ def build(config: BuildConfig, *, write: bool = True) -> BuildReport:
     if leave_out_drafts:
         published = site.without_drafts()
         pages = _render(published, config, verifications)
-        findings = ordered([*findings, *check_published(published, pages)])
+        seen = set(findings)
+        findings = ordered(
+            [*findings, *(f for f in check_published(published, pages) if f not in seen)]
+        )
     findings = acknowledge(site, findings)
     if write and not any(finding.severity == "error" for finding in findings):
         write_site([*pages, *static_pages(site)], config.out_dir, inputs=config.input_dirs)

@@ -214,13 +214,12 @@ def _sitemap(site: Site, tags: tuple[TagPage, ...], plan: DeployPlan) -> list[tu
     entries = {
         url: (url, lastmod) for url, lastmod in sitemap_entries(plan, site.settings.base_url)
     }
-    built = [(guide.url, guide.lastmod) for guide in site.guides]
-    if site.guides:
-        newest = max(guide.lastmod for guide in site.guides)
-        built += [("/", newest), ("/guides/", newest), ("/tags/", newest)]
-        built += [(tag.url, max(guide.lastmod for guide in tag.guides)) for tag in tags]
+    built = [(guide.url, _iso(guide.lastmod)) for guide in site.guides]
+    newest = _iso(max(guide.lastmod for guide in site.guides)) if site.guides else ""
+    built += [("/", newest), ("/guides/", newest), ("/tags/", newest)]
+    built += [(tag.url, _iso(max(guide.lastmod for guide in tag.guides))) for tag in tags]
     for url, lastmod in built:
-        entries[site.canonical(url)] = (site.canonical(url), _iso(lastmod))
+        entries[site.canonical(url)] = (site.canonical(url), lastmod)
     return sorted(entries.values())
 
 

@@ -1,13 +1,23 @@
-"""Shared fixtures: the real project, throwaway copies of it, and a CLI runner."""
+"""Shared fixtures: the seed project, throwaway copies of it, and a CLI runner.
+
+The tests never read the publisher's `records/` and `content/` (they grow with every guide).
+They read `tests/fixtures/seed-site/` instead: byte copies of the four seed records and of
+the prose and settings written for them. Templates and code are shared with the real project
+(`ROOT/templates`, `ROOT/site_builder`, `ROOT/build.py`). Only `tests/test_real_content.py`
+builds the real records and content.
+"""
 
 from __future__ import annotations
 
+import atexit
+import functools
 import hashlib
 import json
 import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,15 +31,17 @@ from site_builder.pipeline import build
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
+SEED_SITE = FIXTURES / "seed-site"
+"""The test project's inputs: `records/` and `content/` (no templates: those are ROOT's)."""
 EDITORIAL_KEYS = ("aiHot", "aiHotCandidate", "serp", "discovery")
 BOUNDARY_KEYS = ("boundary", "claimBoundary", "auditBoundary", "transferWarning")
 
 
 def load_records() -> dict[str, dict[str, Any]]:
-    """Return the real seed records by file name."""
+    """Return the seed records of the fixture project by file name."""
     return {
         path.name: json.loads(path.read_text("utf-8"))
-        for path in sorted((ROOT / "records").glob("*.json"))
+        for path in sorted((SEED_SITE / "records").glob("*.json"))
     }
 
 
@@ -95,12 +107,18 @@ def run_build(
     )
 
 
-def copy_project(target: Path, source: Path = ROOT) -> Project:
-    """Copy the inputs and entry point of a project into `target`."""
+def copy_project(target: Path, source: Path = SEED_SITE) -> Project:
+    """Copy the inputs of a project (default: the seed project) and the entry point into `target`.
+
+    `records/` and `content/` come from `source` when it has them; `templates/` from `source`
+    when it has them, else ROOT's (the fixture projects share the real templates).
+    """
     target.mkdir(parents=True, exist_ok=True)
-    for name in ("records", "content", "templates"):
+    for name in ("records", "content"):
         if (source / name).exists():
             shutil.copytree(source / name, target / name)
+    templates = source / "templates" if (source / "templates").exists() else ROOT / "templates"
+    shutil.copytree(templates, target / "templates", ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copy2(ROOT / "build.py", target / "build.py")
     shutil.copytree(
         ROOT / "site_builder", target / "site_builder", ignore=shutil.ignore_patterns("__pycache__")
@@ -110,31 +128,55 @@ def copy_project(target: Path, source: Path = ROOT) -> Project:
 
 @pytest.fixture
 def project(tmp_path: Path) -> Project:
-    """A fresh copy of the real project."""
+    """A fresh copy of the seed project."""
     return copy_project(tmp_path / "project")
 
 
 @pytest.fixture
 def make_project(tmp_path: Path) -> Callable[..., Project]:
-    """Return a factory of project copies, from the real project or a fixture folder."""
+    """Return a factory of project copies: the seed project, or a fixture folder.
+
+    A fixture folder without `content/` gets the seed project's settings, rules and registry
+    (not its prose); one without `templates/` gets ROOT's.
+    """
 
     def factory(fixture: str | None = None, name: str = "project") -> Project:
-        source = FIXTURES / fixture if fixture else ROOT
+        source = FIXTURES / fixture if fixture else SEED_SITE
         made = copy_project(tmp_path / name, source)
-        if fixture:
-            for folder in ("content", "templates"):
-                if not (made.root / folder).exists():
-                    shutil.copytree(
-                        ROOT / folder, made.root / folder, ignore=shutil.ignore_patterns("*.md")
-                    )
+        if not (made.root / "content").exists():
+            # A records-only fixture is about rendering records: the seed's settings, rules and
+            # registry, no prose, no acknowledgements, and its records published without prose.
+            ignore = shutil.ignore_patterns("*.md", "acknowledged.yaml")
+            shutil.copytree(SEED_SITE / "content", made.root / "content", ignore=ignore)
+            settings = made.root / "content" / "site.yaml"
+            settings.write_text(settings.read_text("utf-8") + "publish_without_prose: true\n")
         return made
 
     return factory
 
 
+SEED_ROOT_ENV = "GLM52_TESTS_SEED_ROOT"
+"""Where this process's seed_root() lives, as `pid:path`. pytest imports this file as
+`conftest` and the tests as `tests.conftest`: the variable lets both share one copy."""
+
+
+@functools.cache
+def seed_root() -> Path:
+    """A complete copy of the seed project (inputs, templates, code), made once per process in
+    a temporary folder that is removed at exit. Treat it as read-only: copy it to change it."""
+    pid, _, path = os.environ.get(SEED_ROOT_ENV, "").partition(":")
+    if pid == str(os.getpid()) and (Path(path) / "build.py").is_file():
+        return Path(path)
+    base = Path(tempfile.mkdtemp(prefix="seed-site-"))
+    atexit.register(shutil.rmtree, base, True)
+    root = copy_project(base / "project").root
+    os.environ[SEED_ROOT_ENV] = f"{os.getpid()}:{root}"
+    return root
+
+
 @pytest.fixture(scope="session")
 def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The real project built once into a temporary folder."""
+    """The seed project built once into a temporary folder."""
     out = tmp_path_factory.mktemp("site") / "_site"
-    build(BuildConfig.for_root(ROOT, out))
+    build(BuildConfig.for_root(seed_root(), out))
     return out

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.conftest import Project, run_build, tree_digest
+from tests.conftest import Project, run_build, seed_root, tree_digest
 
 
 def test_builds_are_byte_identical_across_hash_seed_timezone_and_cwd(
@@ -26,9 +26,11 @@ def test_builds_are_byte_identical_across_hash_seed_timezone_and_cwd(
 
 
 def test_output_holds_no_absolute_paths_or_build_time(site: Path) -> None:
-    root = str(Path(__file__).resolve().parent.parent).encode()
+    checkout = str(Path(__file__).resolve().parent.parent).encode()
+    built_from = str(seed_root()).encode()
     for path in site.rglob("*"):
         if path.is_file():
             content = path.read_bytes()
-            assert root not in content, path
+            assert checkout not in content, path
+            assert built_from not in content, path
             assert str(site).encode() not in content, path

@@ -263,15 +263,19 @@ def test_out_folder_that_is_or_holds_or_sits_in_inputs_is_refused(
     assert not (built.root / "records" / "sub").exists()
 
 
-def test_record_without_prose_builds_a_page_titled_from_its_status(project: Project) -> None:
+def test_record_without_prose_is_a_draft_titled_from_its_status(project: Project) -> None:
     (project.root / CACHE_GUIDE).unlink()
     status = project.record(CACHE_RECORD)["status"]
     result = project.run()
     assert result.returncode == 0, result.stderr
     assert "Traceback" not in result.stdout + result.stderr
-    [warning] = [line for line in result.stderr.splitlines() if " prose " in line]
-    assert warning.split()[:3] == ["warning", "prose", f"records/{CACHE_RECORD}:"]
-    assert f"/guides/{status}/" in warning
+    assert f"1 draft(s) left out: /guides/{status}/" in result.stdout
+    assert not (project.out / "guides" / status).exists()
+    audit = project.run("--audit")
+    [note] = [line for line in audit.stderr.splitlines() if " draft " in line]
+    assert note.split()[:3] == ["info", "draft", f"records/{CACHE_RECORD}:"]
+    assert "not published (needs prose)" in note
+    assert project.run("--drafts").returncode == 0
     page = soup(project.out / "guides" / status / "index.html")
     [h1] = page.find_all("h1")
     assert h1.get_text(" ", strip=True).startswith("Pinned source zero runtime weight cache")

@@ -464,19 +464,7 @@ CLI_CASES: dict[str, tuple[Callable[[Project], None], tuple[str, ...], int, tupl
 }
 
 
-KNOWN_BUGS: dict[str, str] = {}
-"""Cases that fail today because of a bug in site_builder/ (see the report); strict xfail."""
-
-
-@pytest.mark.parametrize(
-    "case",
-    [
-        pytest.param(case, marks=pytest.mark.xfail(strict=True, reason=KNOWN_BUGS[case]))
-        if case in KNOWN_BUGS
-        else case
-        for case in sorted(CLI_CASES)
-    ],
-)
+@pytest.mark.parametrize("case", sorted(CLI_CASES))
 def test_broken_input_fails_cleanly_and_keeps_the_site(built: Project, case: str) -> None:
     fault, fragments, code, args = CLI_CASES[case]
     before = tree_digest(built.out)

@@ -2,12 +2,11 @@
 
 Every generated case runs in-process through the real decoders (`load._decode_record`,
 `load._decode_doc`, `load._decode_settings`) and then `normalize`, `assemble`, `verify_site`,
-`render_site`, `run_checks` and the report formatters, on top of the real project's settings,
-registry, rules, templates and assets. A case passes when it builds, or when it raises
-`InputError` whose every problem is one line `source: location: message` naming a file of
-the case. Any other exception fails, except the crash signatures in KNOWN_BUGS: each of those
-has a strict-xfail regression test below, so a fix is noticed (the xfail starts passing) and
-the entry can then be removed.
+`render_site`, `run_checks` and the report formatters, on top of the seed project's settings,
+registry and rules (tests/fixtures/seed-site/) and the real templates and assets. A case
+passes when it builds, or when it raises `InputError` whose every problem is one line
+`source: location: message` naming a file of the case. Any other exception fails. Crashes
+found earlier have a regression test each at the end of this file.
 
 Runs are bounded and reproducible: `derandomize=True`, no example database, fixed
 `max_examples` (2,100 generated cases in all, about 35 s of CPU; FUZZ_SCALE=N runs N times
@@ -22,12 +21,10 @@ import functools
 import json
 import os
 import re
-import traceback
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import replace
 from datetime import UTC, date, datetime, timedelta, timezone
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -45,10 +42,10 @@ from site_builder.normalize import normalize
 from site_builder.render import render_site
 from site_builder.report import format_json, format_text, problems_as_findings
 from site_builder.verify import verify_site
-from tests.conftest import ROOT, load_records
+from tests.conftest import load_records, seed_root
 
-PACKAGE = (ROOT / "site_builder").resolve()
-CONFIG = BuildConfig.for_root(ROOT, ROOT / "_site")  # templates are read; nothing is written
+SEED = seed_root()
+CONFIG = BuildConfig.for_root(SEED, SEED / "_site")  # templates are read; nothing is written
 RECORD_ID = "fuzz-record-1"
 SEEDS = load_records()
 SEED_NAMES = sorted(SEEDS)
@@ -76,7 +73,7 @@ def fuzz_settings(examples: int) -> settings:
 
 @functools.cache
 def base_inputs() -> Inputs:
-    """The real project's settings, assets, registry and rules; records and docs are replaced."""
+    """The seed project's settings, assets, registry and rules; records and docs are replaced."""
     inputs = load.load_inputs(CONFIG)
     assert not inputs.problems, inputs.problems
     return inputs
@@ -93,33 +90,6 @@ def cached_templates() -> Iterator[None]:
         patch.setattr(render, "make_env", functools.lru_cache(maxsize=None)(render.make_env))
         yield
     print(f"\nfuzz outcomes: {dict(sorted(COUNTS.items()))}")
-
-
-# --- known bugs: crash signatures tolerated by the properties, each with an xfail test below --
-
-
-@functools.cache
-def _in_package(filename: str) -> bool:
-    """Return whether a code file is a module of site_builder/."""
-    return Path(filename).resolve().is_relative_to(PACKAGE)
-
-
-def _innermost_package_frame(error: BaseException) -> str:
-    """Return the name of the deepest function in site_builder/ the error passed through."""
-    name = ""
-    for frame, _ in traceback.walk_tb(error.__traceback__):
-        if _in_package(frame.f_code.co_filename):
-            name = frame.f_code.co_name
-    return name
-
-
-KNOWN_BUGS: dict[str, Callable[[BaseException, str], bool]] = {}
-
-
-def known_bug(error: BaseException) -> str | None:
-    """Return the name of the known bug `error` is an instance of, if any."""
-    where = _innermost_package_frame(error)
-    return next((name for name, matches in KNOWN_BUGS.items() if matches(error, where)), None)
 
 
 # --- running one case ---------------------------------------------------------------------
@@ -185,11 +155,6 @@ def run_case(
         outcome = "built"
     except InputError as error:
         outcome = check_input_error(error, sources)
-    except Exception as error:  # anything else is a crash: known, or a new failure
-        bug = known_bug(error)
-        if bug is None:
-            raise
-        outcome = f"known bug: {bug}"
     COUNTS[outcome] += 1
     return outcome
 
@@ -215,7 +180,6 @@ PROBLEM_FORM = re.compile(r"^(?P<source>[^:\n\r]+): (?P<location>.+?): (?P<messa
 def check_input_error(error: InputError, sources: set[str]) -> str:
     """Every problem names a file of the case and reads `source: location: message`."""
     assert error.problems, "an InputError must carry at least one problem"
-    multiline = False
     for problem in error.problems:
         assert isinstance(problem, Problem), problem
         assert problem.source in sources, f"names no input of the case: {problem}"
@@ -223,13 +187,10 @@ def check_input_error(error: InputError, sources: set[str]) -> str:
         assert isinstance(problem.message, str) and problem.message.strip(), problem
         line = str(problem)
         assert line == one_line(f"{problem.source}: {problem.location}: {problem.message}")
-        assert "\n" not in line
+        assert "\n" not in line and "\r" not in line, line
         assert PROBLEM_FORM.match(line), line
-        multiline |= "\n" in line or "\r" in line
     report = json.loads(format_json(problems_as_findings(error.problems), 0))
     assert report["summary"]["errors"] == len(error.problems)
-    if multiline:  # the README promises one line per problem: see the xfail tests below
-        return "known bug: multi-line-problem"
     return "input error"
 
 
@@ -238,7 +199,7 @@ def check_input_error(error: InputError, sources: set[str]) -> str:
 
 def _rule_words() -> list[str]:
     """Every name the verification rules mention: the keys most likely to reach formulas."""
-    text = (ROOT / "content" / "rules.yaml").read_text("utf-8")
+    text = (SEED / "content" / "rules.yaml").read_text("utf-8")
     words = set(re.findall(r"[A-Za-z_][A-Za-z0-9_]{2,}", text))
     return sorted(words - {"field", "formula", "tolerance", "note", "derived", "invariants"})
 
@@ -506,10 +467,10 @@ def mutated_seeds(draw: st.DrawFn) -> tuple[str, dict[str, Any]]:
 
 
 def _seed_guide(operation_id: Any) -> list[tuple[str, bytes]]:
-    """The real prose file that renders a seed, so the mutated record is joined with it."""
+    """The seed prose file that renders a seed, so the mutated record is joined with it."""
     for doc in base_inputs().docs:
         if doc.front.get("record") == operation_id:
-            return [(doc.source, (ROOT / doc.source).read_bytes())]
+            return [(doc.source, (SEED / doc.source).read_bytes())]
     return []
 
 
@@ -679,7 +640,7 @@ def test_front_matter_yaml_text_builds_or_raises_located_input_errors(
 @given(data=st.data())
 def test_site_settings_yaml_builds_or_raises_located_input_errors(data: st.DataObject) -> None:
     """The same YAML decoder reads content/site.yaml: random settings text is located too."""
-    valid = (ROOT / "content" / "site.yaml").read_bytes()
+    valid = (SEED / "content" / "site.yaml").read_bytes()
     extra = data.draw(st.one_of(yaml_texts, deep_yaml()), label="yaml")
     head = data.draw(st.sampled_from([b"", valid]), label="head")
     run_case(
@@ -724,17 +685,7 @@ def _utf8(text: str) -> bytes:
     return text.encode("utf-8", errors="surrogatepass")
 
 
-# --- the known bugs, one strict xfail each (run in-process and through the real CLI) -------
-
-
-def _crash(records: list[tuple[str, bytes]], docs: list[tuple[str, bytes]] = ()) -> None:  # type: ignore[assignment]
-    """Run a case with no tolerance for known bugs: it must build or raise InputError."""
-    saved = dict(KNOWN_BUGS)
-    KNOWN_BUGS.clear()
-    try:
-        run_case(records, list(docs))
-    finally:
-        KNOWN_BUGS.update(saved)
+# --- crashes found earlier, one regression test each ----------------------------------------
 
 
 def test_release_row_with_numeric_tag_is_not_a_crash() -> None:
@@ -744,21 +695,23 @@ def test_release_row_with_numeric_tag_is_not_a_crash() -> None:
         {"tag": 1.5, "publishedAt": "2026-01-01T00:00:00Z"},
         {"tag": 1.6, "publishedAt": "2026-01-02T00:00:00Z"},
     ]
-    _crash([("records/fuzz.json", json.dumps(minimal_record(releases=rows)).encode())])
+    run_case([("records/fuzz.json", json.dumps(minimal_record(releases=rows)).encode())])
 
 
 def test_link_with_unbalanced_bracket_is_not_a_crash() -> None:
     # cells.format_cell publishes any value matching HTTP_URL_PATTERN as a link; the link
     # check's urlsplit() then raises ValueError('Invalid IPv6 URL') outside any handler.
     record = minimal_record(sources={"paper": "http://[abc"})
-    _crash([("records/fuzz.json", json.dumps(record).encode())])
+    run_case([("records/fuzz.json", json.dumps(record).encode())])
 
 
 def test_deeply_nested_front_matter_is_a_located_error() -> None:
     # load._yaml catches yaml.YAMLError only; PyYAML's recursive composer raises
     # RecursionError on ~1,000 nested '[' (2 KB of text), which escapes load_inputs.
     doc = ("---\n" + VALID_FRONT + "tags: " + "[" * 1000 + "]" * 1000 + "\n---\n").encode()
-    _crash([("records/fuzz.json", json.dumps(minimal_record()).encode())], [("content/x.md", doc)])
+    run_case(
+        [("records/fuzz.json", json.dumps(minimal_record()).encode())], [("content/x.md", doc)]
+    )
 
 
 @pytest.mark.parametrize("value", ["2026-02-30", "2026-13-01", "2026-08-24 25:00:00"])
@@ -767,7 +720,7 @@ def test_impossible_front_matter_date_is_a_located_error(value: str) -> None:
     # datetime.date(2026, 2, 30), whose ValueError is not a yaml.YAMLError, so load._yaml
     # lets it escape load_inputs: the CLI prints a traceback for a one-character typo.
     doc = f"---\n{VALID_FRONT}---\n".replace("published: 2026-08-24", f"published: {value}")
-    _crash(
+    run_case(
         [("records/fuzz.json", json.dumps(minimal_record()).encode())],
         [("content/x.md", doc.encode())],
     )
@@ -777,7 +730,7 @@ def test_checked_at_at_the_datetime_limits_is_not_a_crash() -> None:
     # RecordCore accepts any aware datetime; assemble/render call astimezone(UTC), which
     # raises OverflowError for 0001-01-01 with a positive offset (or 9999-12-31, negative).
     record = minimal_record(checkedAt="0001-01-01T00:00:00+05:00")
-    _crash([("records/fuzz.json", json.dumps(record).encode())])
+    run_case([("records/fuzz.json", json.dumps(record).encode())])
 
 
 @pytest.mark.parametrize(
@@ -800,15 +753,3 @@ def test_every_problem_is_one_line(case: str) -> None:
         docs = [("content/x.md", f"---\n{VALID_FRONT}---\n".replace(RECORD_ID, '"a\\nb"').encode())]
         records = [("records/fuzz.json", json.dumps(minimal_record()).encode())]
     assert run_case(records, docs) == "input error"
-
-
-def test_known_bug_signatures_do_not_hide_other_crashes() -> None:
-    """The tolerance is narrow: the same exception types from elsewhere are not excused."""
-    for error in (
-        TypeError("x"),
-        ValueError("Invalid IPv6 URL"),
-        RecursionError(),
-        OverflowError(),
-    ):
-        assert known_bug(error) is None
-    assert _innermost_package_frame(ValueError()) == ""

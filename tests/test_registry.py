@@ -154,12 +154,14 @@ def test_the_registry_is_sorted_and_importing_the_same_sitemap_again_is_byte_ide
     assert (project.root / REGISTRY).read_bytes() == first
 
 
-def test_the_site_still_builds_after_an_import_and_its_sitemap_lists_every_registry_url_once(
+def test_after_an_import_with_a_legacy_origin_the_sitemap_lists_every_registry_url_once(
     project: Project,
 ) -> None:
     import_ok(project, INDEX)
+    settings = project.root / "content" / "site.yaml"
+    settings.write_text(settings.read_text("utf-8") + "legacy_origin: https://old.glm52.example\n")
 
-    result = project.run()
+    result = project.run("--production")
 
     assert result.returncode == 0, result.stderr
     tree = ET.parse(project.out / "sitemap.xml")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 from site_builder.models import Finding
 from site_builder.report import format_json, format_text
@@ -45,7 +46,14 @@ def test_json_report_has_the_documented_schema() -> None:
     report = json.loads(format_json(FINDINGS, pages=7))
     assert list(report) == ["schema", "summary", "findings", "records"]
     assert report["schema"] == "glm52-audit/1"
-    assert report["summary"] == {"ok": False, "errors": 2, "warnings": 1, "info": 1, "pages": 7}
+    assert report["summary"] == {
+        "ok": False,
+        "errors": 2,
+        "warnings": 1,
+        "info": 1,
+        "acknowledged": 0,
+        "pages": 7,
+    }
     first = report["findings"][0]
     assert list(first) == [
         "check",
@@ -56,7 +64,23 @@ def test_json_report_has_the_documented_schema() -> None:
         "related",
         "score",
         "reviewed",
+        "acknowledged",
     ]
     assert [f["page"] for f in report["findings"]] == ["", "/guides/a/", "/guides/a/", "/guides/b/"]
     assert report["findings"][-1]["score"] == 0.55
     assert report["findings"][-1]["reviewed"] is True
+
+
+def test_acknowledged_warnings_are_hidden_from_builds_but_listed_by_audits() -> None:
+    accepted = replace(FINDINGS[0], acknowledged="reviewed by the editor")
+    findings = [accepted, *FINDINGS[1:]]
+    build = format_text(findings, pages=7, include_info=False)
+    assert "strong overlap" not in build
+    assert build.splitlines()[-1] == (
+        "2 error(s), 1 warning(s) (1 acknowledged), 1 note(s) across 7 page(s); --audit lists them."
+    )
+    audit = format_text(findings, pages=7, include_info=True)
+    assert "strong overlap (reviewed) (acknowledged: reviewed by the editor)" in audit
+    report = json.loads(format_json(findings, pages=7))
+    assert report["summary"]["acknowledged"] == 1
+    assert report["findings"][-1]["acknowledged"] == "reviewed by the editor"

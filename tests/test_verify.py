@@ -14,19 +14,30 @@ from bs4 import BeautifulSoup, Tag
 
 from site_builder.config import BuildConfig
 from site_builder.pipeline import build
-from tests.conftest import EDITORIAL_KEYS, ROOT, Project, copy_project, load_records, soup
+from tests.conftest import (
+    EDITORIAL_KEYS,
+    SEED_SITE,
+    Project,
+    copy_project,
+    load_records,
+    seed_root,
+    soup,
+)
 
 Report = dict[str, Any]
 RECORDS = load_records()
 R0, R1, R2, R3 = sorted(RECORDS)  # 000_f072...json (DSA indexer fusion) to 003_d837...json
 FUSION_PAGE = "guides/glm-5-2-sglang-dsa-indexer-fusion/index.html"
-UNDECIDABLE = yaml.safe_load((ROOT / "content/rules.yaml").read_text("utf-8"))["undecidable"]
+UNDECIDABLE = yaml.safe_load((SEED_SITE / "content/rules.yaml").read_text("utf-8"))["undecidable"]
 NO_RULE = "no rule in content/rules.yaml"
 SHA0 = "e4593fd36878e5d25429fa2fc7875b720f4f0e928d542c9a252df861735b8e3c"
 SHA1 = "40fb0fae0d999e72be149b81ed87b5cfd83f006d759341e3314a094ac51e7a9f"
 URL0 = "https://api.github.com/repos/sgl-project/sglang/releases/tags/v0.5.14"
 COMMIT = "71de97b264b04dcd514cf904003028aefe9775c8"
-CAVEAT = "measurement has no boundary caveat (boundary, claimBoundary, ...)"
+CAVEAT = (
+    "measurement has no boundary caveat (boundary, claimBoundary, ...); "
+    "add one to it or around it saying what the number does not prove"
+)
 DERIVED_KEY = re.compile(r"^(calculated|computed)[A-Z]")
 
 
@@ -131,7 +142,7 @@ def test_every_calculated_or_computed_field_of_the_seeds_is_verified(seed_report
     assert len(fields) == 41
     listed = {(source, item["path"]) for source, item in items(seed_report)}
     assert not fields & listed, "none is unverifiable (no rule) or contradicted"
-    checked = build(BuildConfig.for_root(ROOT), write=False).verifications
+    checked = build(BuildConfig.for_root(seed_root()), write=False).verifications
     states = {verification.source: verification for verification in checked}
     assert {states[source].state_of(path) for source, path in fields} == {"verified"}
 
@@ -206,7 +217,7 @@ def test_the_same_receipt_listed_twice_is_a_warning_not_an_error(project: Projec
     assert code == 0
     assert not findings(report, "error")
     warnings = {f["message"] for f in findings(report, "warning")}
-    assert f"sourceReceipts.1: repeats sourceReceipts.0 ({URL0})" in warnings
+    assert f"sourceReceipts.1: repeats sourceReceipts.0 ({URL0}); remove one" in warnings
 
 
 def test_an_invariant_without_a_rule_builds_and_is_asserted_by_the_audit(project: Project) -> None:
