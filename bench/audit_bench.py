@@ -608,7 +608,7 @@ def build_site(pages: int, seed: int = 52, *, twins: bool = False) -> Synthetic:
         ]
         if intent.slug in distinct_claims or rng.random() < 0.5:
             facts.append(("distinctIntent", True))
-        evidence = _evidence(
+        evidence = record_evidence(
             source=f"records/{index:05d}_{rng.getrandbits(64):016x}.json",
             operation_id=f"{checked:%Y%m%d%H%M%S}-{rng.getrandbits(40):010x}",
             checked_at=checked,
@@ -670,7 +670,7 @@ def _url(slug: str) -> str:
     return f"/guides/{slug}/"
 
 
-def _evidence(**fields: Any) -> Evidence:
+def record_evidence(**fields: Any) -> Evidence:
     """Return an Evidence; where the model also keeps the raw record, rebuild it as JSON."""
     if "record" in Evidence.model_fields:
         fields["record"] = _raw_record(fields)

@@ -147,7 +147,7 @@ def _guide(evidence: Evidence, doc: Doc | None, today: date, *, needs_prose: boo
     if len(description) > DESCRIPTION_LIMIT:
         description = description[: DESCRIPTION_LIMIT - 1].rstrip() + "…"
     return Guide(
-        slug=_slug_from_status(evidence),
+        slug=slug_from_status(evidence),
         title=humanize_slug(evidence.status),
         description=description,
         reader_job="",
@@ -161,7 +161,7 @@ def _guide(evidence: Evidence, doc: Doc | None, today: date, *, needs_prose: boo
     )
 
 
-def _slug_from_status(evidence: Evidence) -> str:
+def slug_from_status(evidence: Evidence) -> str:
     """Return the record's status as a slug, which it usually already is."""
     for text in (evidence.status, evidence.operation_id):
         slug = re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[:120].strip("-")

@@ -50,7 +50,7 @@ class _UniqueKeyLoader(yaml.SafeLoader):
         return super().construct_mapping(node, deep=deep)
 
 
-class _ReadError(Exception):
+class ReadError(Exception):
     """A file could not be decoded; `location` says where."""
 
     def __init__(self, location: str, message: str) -> None:
@@ -65,7 +65,7 @@ def load_inputs(config: BuildConfig) -> Inputs:
     records = [
         RawRecord(source, data)
         for source, data in _read_each(
-            config, config.records_dir, "*.json", _decode_record, problems
+            config, config.records_dir, "*.json", decode_record, problems
         )
     ]
     unreadable_ids = frozenset(
@@ -76,10 +76,10 @@ def load_inputs(config: BuildConfig) -> Inputs:
     docs = [
         RawDoc(source, front, body)
         for source, (front, body) in _read_each(
-            config, config.content_dir, "**/*.md", _decode_doc, problems
+            config, config.content_dir, "**/*.md", decode_doc, problems
         )
     ]
-    settings = RawDoc(_relative(config.settings_file, config.root), {}, "")
+    settings = RawDoc(relative_path(config.settings_file, config.root), {}, "")
     if config.settings_file.is_file():
         for source, data in _read_each(
             config, config.content_dir, "site.yaml", _decode_settings, problems
@@ -91,7 +91,7 @@ def load_inputs(config: BuildConfig) -> Inputs:
         )
     registry = None
     for source, data in _read_each(
-        config, config.content_dir, REGISTRY_NAME, _decode_record, problems
+        config, config.content_dir, REGISTRY_NAME, decode_record, problems
     ):
         registry = RawRecord(source, data)
     rules = None
@@ -146,7 +146,7 @@ def _read_each(
 ) -> Iterator[tuple[str, Any]]:
     """Yield (source, decoded) for each matching file in sorted order; record problems."""
     for path in sorted(folder.glob(pattern)):
-        source = _relative(path, config.root)
+        source = relative_path(path, config.root)
         if path.is_symlink() and not path.resolve().is_relative_to(config.root):
             problems.append(Problem(source, "file", "symlink points outside the project; refused"))
             continue
@@ -158,13 +158,13 @@ def _read_each(
         try:
             raw = path.read_bytes()
             yield source, decode(raw)
-        except _ReadError as error:
+        except ReadError as error:
             problems.append(Problem(source, error.location, error.message))
         except OSError as error:
             problems.append(Problem(source, "file", f"cannot be read: {error.strerror or error}"))
 
 
-def _relative(path: Path, root: Path) -> str:
+def relative_path(path: Path, root: Path) -> str:
     """Return `path` relative to the project root, with forward slashes."""
     try:
         return path.relative_to(root).as_posix()
@@ -175,11 +175,11 @@ def _relative(path: Path, root: Path) -> str:
 def _text(raw: bytes, limit: int) -> str:
     """Decode UTF-8 within a size limit."""
     if len(raw) > limit:
-        raise _ReadError("file", f"is {len(raw):,} bytes; the limit is {limit:,}")
+        raise ReadError("file", f"is {len(raw):,} bytes; the limit is {limit:,}")
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError as error:
-        raise _ReadError(f"byte {error.start}", "invalid UTF-8") from None
+        raise ReadError(f"byte {error.start}", "invalid UTF-8") from None
 
 
 def _refuse_constant(name: str) -> None:
@@ -197,24 +197,24 @@ def _unique_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return data
 
 
-def _decode_record(raw: bytes) -> dict[str, Any]:
+def decode_record(raw: bytes) -> dict[str, Any]:
     """Decode one record file into a JSON object."""
     text = _text(raw, MAX_RECORD_BYTES)
     try:
         data = json.loads(text, object_pairs_hook=_unique_object, parse_constant=_refuse_constant)
     except json.JSONDecodeError as error:
-        raise _ReadError(
+        raise ReadError(
             f"line {error.lineno} column {error.colno}", f"invalid JSON: {error.msg}"
         ) from None
     except ValueError as error:
         message = str(error)
         if "integer string conversion" in message:
             message = "an integer has too many digits"
-        raise _ReadError("JSON", message) from None
+        raise ReadError("JSON", message) from None
     except RecursionError:
-        raise _ReadError("JSON", "nested too deeply") from None
+        raise ReadError("JSON", "nested too deeply") from None
     if not isinstance(data, dict):
-        raise _ReadError("<root>", f"a record must be a JSON object, not {type(data).__name__}")
+        raise ReadError("<root>", f"a record must be a JSON object, not {type(data).__name__}")
     _check_json_values(data)
     return data
 
@@ -226,7 +226,7 @@ def _check_json_values(data: Any) -> None:
         value, path, depth = stack.pop()
         where = path or "<root>"
         if depth > MAX_DEPTH:
-            raise _ReadError(where, f"nested deeper than {MAX_DEPTH} levels")
+            raise ReadError(where, f"nested deeper than {MAX_DEPTH} levels")
         if isinstance(value, dict):
             for key, child in value.items():
                 _check_text(key, where)
@@ -236,13 +236,13 @@ def _check_json_values(data: Any) -> None:
         elif isinstance(value, str):
             _check_text(value, where)
         elif isinstance(value, int) and not isinstance(value, bool) and abs(value) >= MAX_INTEGER:
-            raise _ReadError(where, f"integer has more than {len(str(MAX_INTEGER)) - 1} digits")
+            raise ReadError(where, f"integer has more than {len(str(MAX_INTEGER)) - 1} digits")
 
 
 def _check_text(text: str, where: str) -> None:
     """Refuse strings holding lone surrogates (`\\ud800`): they are not text and cannot be written."""
     if any("\ud800" <= character <= "\udfff" for character in text):
-        raise _ReadError(where, "contains a lone surrogate (\\ud800-\\udfff), which is not text")
+        raise ReadError(where, "contains a lone surrogate (\\ud800-\\udfff), which is not text")
 
 
 def _yaml(text: str, first_line: int) -> Any:
@@ -252,21 +252,19 @@ def _yaml(text: str, first_line: int) -> Any:
     except yaml.MarkedYAMLError as error:
         mark = error.problem_mark or error.context_mark
         line = first_line + mark.line if mark else first_line
-        raise _ReadError(
-            f"line {line}", f"invalid YAML: {error.problem or error.context}"
-        ) from None
+        raise ReadError(f"line {line}", f"invalid YAML: {error.problem or error.context}") from None
     except yaml.YAMLError as error:
-        raise _ReadError("YAML", f"invalid YAML: {error}") from None
+        raise ReadError("YAML", f"invalid YAML: {error}") from None
     except ValueError as error:  # e.g. an impossible date: published: 2026-02-30
-        raise _ReadError("YAML", f"invalid value: {error}") from None
+        raise ReadError("YAML", f"invalid value: {error}") from None
     except RecursionError:
-        raise _ReadError("YAML", "nested too deeply") from None
+        raise ReadError("YAML", "nested too deeply") from None
 
 
 def _static_file(raw: bytes) -> bytes:
     """Keep a pass-through file as it is, within a size limit."""
     if len(raw) > MAX_STATIC_BYTES:
-        raise _ReadError("file", f"is {len(raw):,} bytes; the limit is {MAX_STATIC_BYTES:,}")
+        raise ReadError("file", f"is {len(raw):,} bytes; the limit is {MAX_STATIC_BYTES:,}")
     return raw
 
 
@@ -274,20 +272,20 @@ def _decode_settings(raw: bytes) -> dict[str, Any]:
     """Decode a YAML settings file (site.yaml, rules.yaml) into a mapping."""
     data = _yaml(_text(raw, MAX_DOC_BYTES), first_line=1)
     if not isinstance(data, dict):
-        raise _ReadError("<root>", "must be a YAML mapping")
+        raise ReadError("<root>", "must be a YAML mapping")
     return data
 
 
-def _decode_doc(raw: bytes) -> tuple[dict[str, Any], str]:
+def decode_doc(raw: bytes) -> tuple[dict[str, Any], str]:
     """Split a guide into its front matter mapping and Markdown body."""
     lines = _text(raw, MAX_DOC_BYTES).splitlines(keepends=True)
     if not lines or lines[0].rstrip("\r\n") != FENCE:
-        raise _ReadError("line 1", "front matter missing: the file must start with a '---' line")
+        raise ReadError("line 1", "front matter missing: the file must start with a '---' line")
     try:
         end = next(i for i in range(1, len(lines)) if lines[i].rstrip("\r\n") == FENCE)
     except StopIteration:
-        raise _ReadError("front matter", "no closing '---' line") from None
+        raise ReadError("front matter", "no closing '---' line") from None
     front = _yaml("".join(lines[1:end]), first_line=2)
     if not isinstance(front, dict):
-        raise _ReadError("front matter", "must be a YAML mapping of fields")
+        raise ReadError("front matter", "must be a YAML mapping of fields")
     return front, "".join(lines[end + 1 :])

@@ -57,7 +57,7 @@ def normalize(inputs: Inputs) -> Normalized:
     """Validate every input, keeping the valid ones and every problem for `assemble` to report."""
     problems = list(inputs.problems)
     settings = _validate(SiteSettings, inputs.settings.front, inputs.settings.source, "", problems)
-    evidence = [item for item in (_evidence(raw, problems) for raw in inputs.records) if item]
+    evidence = [item for item in (record_evidence(raw, problems) for raw in inputs.records) if item]
     docs = []
     for raw in inputs.docs:
         front = _validate(FrontMatter, raw.front, raw.source, "front matter.", problems)
@@ -143,7 +143,7 @@ def _validate(
         return None
 
 
-def _evidence(raw: RawRecord, problems: list[Problem]) -> Evidence | None:
+def record_evidence(raw: RawRecord, problems: list[Problem]) -> Evidence | None:
     """Turn one raw record into Evidence, or add its problems and return None."""
     before = len(problems)
     raw = RawRecord(raw.source, _without_editorial(raw.data))

@@ -13,13 +13,13 @@ import re
 from datetime import date
 from pathlib import Path
 
-from site_builder.assemble import DESCRIPTION_LIMIT, _slug_from_status
+from site_builder.assemble import DESCRIPTION_LIMIT, slug_from_status
 from site_builder.config import BuildConfig
 from site_builder.errors import InputError, Problem
 from site_builder.humanize import SPELLINGS, humanize_key, humanize_slug, split_words
-from site_builder.load import REGISTRY_NAME, _decode_doc, _decode_record, _ReadError, _relative
+from site_builder.load import REGISTRY_NAME, ReadError, decode_doc, decode_record, relative_path
 from site_builder.models import Evidence, RawRecord
-from site_builder.normalize import _evidence
+from site_builder.normalize import record_evidence
 from site_builder.schema import FrontMatter
 from site_builder.urls import page_key
 
@@ -47,9 +47,9 @@ def scaffold_guide(config: BuildConfig, record_path: Path, today: date) -> Path:
     """Write content/<slug>.md, a draft guide for the record at `record_path`; return its path."""
     path, source = _locate(config, record_path)
     evidence = _read_record(path, source)
-    slug = _slug_from_status(evidence)
+    slug = slug_from_status(evidence)
     target = config.content_dir / f"{slug}.md"
-    name = _relative(target, config.root)
+    name = relative_path(target, config.root)
     problems = [
         Problem(source, "operationId", f"'{evidence.operation_id}' already has prose: {doc}")
         for doc in _docs_with(config, "record", evidence.operation_id)
@@ -65,8 +65,8 @@ def scaffold_guide(config: BuildConfig, record_path: Path, today: date) -> Path:
         raise InputError(problems)
     text = guide_text(evidence, slug, today, live=_is_registry_page(config, slug))
     try:
-        FrontMatter.model_validate(_decode_doc(text.encode("utf-8"))[0])
-    except (_ReadError, ValueError) as error:
+        FrontMatter.model_validate(decode_doc(text.encode("utf-8"))[0])
+    except (ReadError, ValueError) as error:
         raise InputError([Problem(name, "front matter", f"cannot propose it: {error}")]) from None
     try:
         with target.open("x", encoding="utf-8", newline="\n") as file:
@@ -136,7 +136,7 @@ def _locate(config: BuildConfig, record_path: Path) -> tuple[Path, str]:
     if path.parent != config.records_dir or path.suffix != ".json":
         message = "not a record: a record is a .json file directly in records/"
         raise InputError([Problem(str(record_path), "file", message)])
-    source = _relative(path, config.root)
+    source = relative_path(path, config.root)
     if path.is_symlink() and not path.resolve().is_relative_to(config.root):
         raise InputError([Problem(source, "file", "symlink points outside the project; refused")])
     return path, source
@@ -145,14 +145,14 @@ def _locate(config: BuildConfig, record_path: Path) -> tuple[Path, str]:
 def _read_record(path: Path, source: str) -> Evidence:
     """Decode and validate one record exactly as a build does, or raise its problems."""
     try:
-        data = _decode_record(path.read_bytes())
-    except _ReadError as error:
+        data = decode_record(path.read_bytes())
+    except ReadError as error:
         raise InputError([Problem(source, error.location, error.message)]) from None
     except OSError as error:
         message = f"cannot be read: {error.strerror or error}"
         raise InputError([Problem(source, "file", message)]) from None
     problems: list[Problem] = []
-    evidence = _evidence(RawRecord(source, data), problems)
+    evidence = record_evidence(RawRecord(source, data), problems)
     if evidence is None:
         raise InputError(problems)
     return evidence
@@ -163,19 +163,19 @@ def _docs_with(config: BuildConfig, field: str, value: str) -> list[str]:
     found = []
     for path in sorted(config.content_dir.glob("**/*.md")):
         try:
-            front, _ = _decode_doc(path.read_bytes())
-        except (_ReadError, OSError):
+            front, _ = decode_doc(path.read_bytes())
+        except (ReadError, OSError):
             continue
         if front.get(field) == value:
-            found.append(_relative(path, config.root))
+            found.append(relative_path(path, config.root))
     return found
 
 
 def _is_registry_page(config: BuildConfig, slug: str) -> bool:
     """Return whether /guides/<slug>/ is a live page listed in content/registry.json."""
     try:
-        pages = _decode_record((config.content_dir / REGISTRY_NAME).read_bytes()).get("pages")
-    except (_ReadError, OSError):
+        pages = decode_record((config.content_dir / REGISTRY_NAME).read_bytes()).get("pages")
+    except (ReadError, OSError):
         return False
     urls = [
         page.get("url")

@@ -68,3 +68,29 @@ def test_open_guide_reloads_by_itself_when_its_record_changes(
         page.close()
     finally:
         preview.stop()
+
+
+def test_warnings_box_opens_to_list_the_warnings_and_a_draft_shows_its_banner(
+    browser: object, project: Project
+) -> None:
+    from tests.new_guide import SLUG, write_probe_guide
+
+    (project.root / "content/acknowledged.yaml").unlink()  # the seeds' warnings come back
+    write_probe_guide(project.root, draft=True)
+    preview = start_preview(project.root)
+    try:
+        page = browser.new_page(viewport={"width": 375, "height": 800})  # type: ignore[attr-defined]
+        page.goto(preview.url + f"guides/{SLUG}/")
+        banner = page.locator(".draft-banner")
+        assert banner.is_visible() and "Draft, not published" in banner.inner_text()
+        box = page.locator("#glm52-build-warnings")
+        summary = box.locator("summary")
+        assert summary.is_visible() and "warning(s) in this build" in summary.inner_text()
+        items = box.locator("li")
+        assert not items.first.is_visible()
+        summary.click()
+        assert items.first.is_visible()
+        assert any("would answer 404" in text for text in items.all_inner_texts())
+        page.close()
+    finally:
+        preview.stop()

@@ -1,7 +1,7 @@
 """Property tests: any record, mutation or front matter either builds or is a located InputError.
 
-Every generated case runs in-process through the real decoders (`load._decode_record`,
-`load._decode_doc`, `load._decode_settings`) and then `normalize`, `assemble`, `verify_site`,
+Every generated case runs in-process through the real decoders (`load.decode_record`,
+`load.decode_doc`, `load._decode_settings`) and then `normalize`, `assemble`, `verify_site`,
 `render_site`, `run_checks` and the report formatters, on top of the seed project's settings,
 registry and rules (tests/fixtures/seed-site/) and the real templates and assets. A case
 passes when it builds, or when it raises `InputError` whose every problem is one line
@@ -103,17 +103,17 @@ def decode_files(
     raw_records, raw_docs, hints = [], [], set()
     for source, raw in records:
         try:
-            raw_records.append(RawRecord(source, load._decode_record(raw)))
-        except load._ReadError as error:
+            raw_records.append(RawRecord(source, load.decode_record(raw)))
+        except load.ReadError as error:
             problems.append(Problem(source, error.location, error.message))
             text = raw[: load.MAX_RECORD_BYTES].decode("utf-8", errors="replace")
             if match := load._OPERATION_ID.search(text):
                 hints.add(match.group(1))
     for source, raw in docs:
         try:
-            front, body = load._decode_doc(raw)
+            front, body = load.decode_doc(raw)
             raw_docs.append(RawDoc(source, front, body))
-        except load._ReadError as error:
+        except load.ReadError as error:
             problems.append(Problem(source, error.location, error.message))
     return raw_records, raw_docs, problems, frozenset(hints)
 
@@ -136,7 +136,7 @@ def run_case(
                 settings_doc = RawDoc(
                     base.settings.source, load._decode_settings(settings_yaml), ""
                 )
-            except load._ReadError as error:
+            except load.ReadError as error:
                 problems.append(Problem(base.settings.source, error.location, error.message))
                 settings_doc = RawDoc(base.settings.source, {}, "")
         inputs = replace(

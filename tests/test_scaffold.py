@@ -13,7 +13,7 @@ import yaml
 
 from site_builder.config import BuildConfig
 from site_builder.errors import InputError
-from site_builder.load import _decode_doc
+from site_builder.load import decode_doc
 from site_builder.models import BuildReport, Finding
 from site_builder.pipeline import build
 from site_builder.scaffold import HEADINGS, scaffold_guide
@@ -57,7 +57,7 @@ NEW_SHAPE: dict[str, Any] = {
 
 def front_of(path: Path) -> dict[str, Any]:
     """Return a guide's front matter as the build reads it."""
-    return _decode_doc(path.read_bytes())[0]
+    return decode_doc(path.read_bytes())[0]
 
 
 def prose_for(project: Project, operation_id: str) -> list[Path]:
@@ -87,7 +87,7 @@ def problems_of(error: pytest.ExceptionInfo[InputError]) -> list[str]:
 def assert_valid_scaffold(path: Path, operation_id: str) -> FrontMatter:
     """The file re-parses identically with plain YAML, validates, is a draft, has the headings."""
     text = path.read_text("utf-8")
-    front, body = _decode_doc(text.encode("utf-8"))
+    front, body = decode_doc(text.encode("utf-8"))
     assert yaml.safe_load(text.split("---\n")[1]) == front
     matter = FrontMatter.model_validate(front)
     assert matter.draft is True
