@@ -2,8 +2,9 @@
 
 An acknowledgement lives in a guide's front matter (`acknowledge:`, about that guide's page)
 or in the site's baseline file (content/acknowledged.yaml). It matches warnings by check, and
-optionally by page, file and a piece of the message; errors are never acknowledged. One that
-matches no warning is stale and is itself a warning, so the list cannot silently rot.
+optionally by page, file and a piece of the message. Errors are never acknowledged (a
+production build's `deploy` error stays an error), but one that matches an error is not stale.
+One that matches nothing is stale and is itself a warning, so the list cannot silently rot.
 """
 
 from __future__ import annotations
@@ -34,11 +35,12 @@ def acknowledge(site: Site, findings: Sequence[Finding]) -> list[Finding]:
     used: set[int] = set()
     marked = []
     for finding in findings:
-        index = _first_match(entries, finding) if finding.severity == "warning" else None
-        if index is None:
+        index = _first_match(entries, finding) if finding.severity != "info" else None
+        if index is not None:
+            used.add(index)  # an error it matches keeps it current, but is never acknowledged
+        if index is None or finding.severity == "error":
             marked.append(finding)
             continue
-        used.add(index)
         marked.append(replace(finding, acknowledged=entries[index].ack.reason))
     for index, entry in enumerate(entries):
         if index in used:

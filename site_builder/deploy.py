@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Literal
 
-from site_builder.models import Finding, Guide, Page, Site
+from site_builder.models import Finding, Guide, Page, Severity, Site
 from site_builder.schema import RegistryEntry
 from site_builder.urls import canonical_url, page_key
 
@@ -218,31 +218,23 @@ def _named_as_other(site: Site, guide: Guide) -> list[Finding]:
 
 
 def _unserved(site: Site, plan: DeployPlan) -> list[Finding]:
-    """Live pages that would answer 404: an error each in production, one warning otherwise."""
-    unserved = plan.serving("unserved")
-    if not unserved:
-        return []
-    base = site.settings.base_url
-    if site.production:
-        return [
-            Finding(
-                "deploy",
-                "error",
-                site.registry_source,
-                f"{canonical_url(page.key, base)} is live but this deploy would answer 404; {FIXES}",
-                page.key,
-            )
-            for page in unserved
-        ]
-    listed = ", ".join(page.key for page in unserved[:LISTED_IN_WARNING])
-    more = len(unserved) - LISTED_IN_WARNING
-    listed += f" and {more} more" if more > 0 else ""
-    message = (
-        f"{len(unserved)} live page(s) would answer 404 if this build were deployed ({listed}); "
-        f"a production build (--production, or CONTEXT=production on Netlify) fails on them. "
-        f"For each: {FIXES}"
-    )
-    return [Finding("deploy", "warning", site.registry_source, message)]
+    """Live pages that would answer 404, one finding each: an error in production, else a warning.
+
+    One finding per page, so acknowledging one page never hides another that is lost later.
+    """
+    severity: Severity = "error" if site.production else "warning"
+    when = "" if site.production else " (a production build fails on it)"
+    return [
+        Finding(
+            "deploy",
+            severity,
+            site.registry_source,
+            f"{canonical_url(page.key, site.settings.base_url)} is live but this deploy would "
+            f"answer 404{when}; {FIXES}",
+            page.key,
+        )
+        for page in plan.serving("unserved")
+    ]
 
 
 def _proxied(site: Site, plan: DeployPlan) -> list[Finding]:

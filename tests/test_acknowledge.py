@@ -152,6 +152,24 @@ def test_errors_cannot_be_acknowledged(project: Project) -> None:
     acknowledge_in_front_matter(project, "  - check: link\n    reason: I know\n")
     result = project.run()
     assert result.returncode == 1 and "/guides/no-such/" in result.stderr
+    line = next(line for line in result.stderr.splitlines() if "/guides/no-such/" in line)
+    assert line.split()[:2] == ["error", "link"] and "acknowledged" not in line
+    # It still matches a finding, so it is not reported as stale.
+    assert " acknowledge " not in result.stderr
+
+
+def test_a_production_build_fails_on_a_live_page_whose_warning_is_acknowledged(
+    project: Project,
+) -> None:
+    baseline = (project.root / "content/acknowledged.yaml").read_text("utf-8")
+    assert "check: deploy" in baseline
+    build = project.run()
+    assert build.returncode == 0 and "would answer 404" not in build.stderr
+    production = project.run("--production")
+    assert production.returncode == 1
+    errors = [line for line in production.stderr.splitlines() if "would answer 404" in line]
+    assert errors and all(line.split()[:2] == ["error", "deploy"] for line in errors)
+    assert " acknowledge " not in production.stderr
 
 
 def test_a_malformed_acknowledgement_is_a_located_input_error(project: Project) -> None:

@@ -65,9 +65,12 @@ def test_other_builds_warn_about_the_same_pages(project: Project) -> None:
     (project.root / "content/acknowledged.yaml").unlink(missing_ok=True)
     result = project.run()
     assert result.returncode == 0
-    warning = next(line for line in result.stderr.splitlines() if "would answer 404" in line)
+    lines = [line for line in result.stderr.splitlines() if "would answer 404" in line]
+    assert len(lines) == len(missing)
     for url in missing:
-        assert url.removeprefix("https://glm52.ai") in warning
+        line = next(line for line in lines if url in line)
+        assert line.split()[:2] == ["warning", "deploy"]
+        assert "a production build fails on it" in line and "legacy_origin" in line
 
 
 def test_sitemap_lists_only_pages_answered_with_200(project: Project) -> None:

@@ -670,7 +670,7 @@ REPORT_LINES = (
     re.compile(r"/\S*"),  # a page heading of the check report
     re.compile(r"\(site\)"),  # the heading of site-wide findings
     re.compile(r"  (error|warning|info) +\S+ +records/unseen\.json: .*"),
-    re.compile(r"  warning deploy +content/registry\.json: \d+ live page\(s\) would answer 404 .*"),
+    re.compile(r"  warning deploy +content/registry\.json: https://glm52\.ai/\S+ is live but .*"),
     re.compile(r"records/unseen\.json: .*"),  # an input error
     re.compile(r"\d+ error\(s\), \d+ warning\(s\), \d+ note\(s\) across \d+ page\(s\)\."),
     re.compile(r"Aborted: .*"),
