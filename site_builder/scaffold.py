@@ -26,6 +26,7 @@ from site_builder.urls import page_key
 MODEL = "GLM-5.2"
 ENGINES = {"sglang": "SGLang", "vllm": "vLLM"}
 TITLE_LIMIT = 120
+SLUG_LIMIT = 120
 READER_JOB_LIMIT = 300
 TOPIC_TAGS = 3
 STATUS_NOISE = frozenset({"pinned", "source", "zero", "runtime", "audit", "glm", *ENGINES})
@@ -47,7 +48,7 @@ def scaffold_guide(config: BuildConfig, record_path: Path, today: date) -> Path:
     """Write content/<slug>.md, a draft guide for the record at `record_path`; return its path."""
     path, source = _locate(config, record_path)
     evidence = _read_record(path, source)
-    slug = slug_from_status(evidence)
+    slug = proposed_slug(evidence)
     target = config.content_dir / f"{slug}.md"
     name = relative_path(target, config.root)
     problems = [
@@ -79,8 +80,7 @@ def scaffold_guide(config: BuildConfig, record_path: Path, today: date) -> Path:
 def guide_text(evidence: Evidence, slug: str, today: date, *, live: bool) -> str:
     """Return the scaffold: commented front matter proposed from the record, then headings."""
     engine = _engine(evidence)
-    status = _MODEL_NAME.sub(" ", evidence.status.lower())
-    topic = [word for word in re.split(r"[^a-z0-9]+", status) if word and word not in STATUS_NOISE]
+    topic = _topic(evidence)
     wording = humanize_slug("-".join(topic)) if set(topic) - STOP_WORDS else "The audited change"
     verdict = _lower_first(humanize_slug(evidence.verdict))
     where = f"{MODEL} on {engine}" if engine else MODEL
@@ -125,6 +125,26 @@ def guide_text(evidence: Evidence, slug: str, today: date, *, live: bool) -> str
         f"- **{section}**: what this section decides, in one sentence." for section in sections
     ]
     return "\n".join(lines) + "\n"
+
+
+def proposed_slug(evidence: Evidence) -> str:
+    """Return `glm-5-2-<engine>-<topic>`, the site's URL pattern, from the record's status.
+
+    The status's method words (pinned, source, zero, runtime, audit) are left out; a status
+    with no topic words left gives the status slug, the URL a record without prose previews at.
+    """
+    topic = [word for word in _topic(evidence) if word not in STOP_WORDS]
+    if not topic:
+        return slug_from_status(evidence)
+    engine = [key for key, name in ENGINES.items() if name == _engine(evidence)]
+    slug = "-".join(["glm-5-2", *engine, *topic])
+    return slug if len(slug) <= SLUG_LIMIT else slug[:SLUG_LIMIT].rsplit("-", 1)[0]
+
+
+def _topic(evidence: Evidence) -> list[str]:
+    """Return the words of the status that name what was audited, not how."""
+    status = _MODEL_NAME.sub(" ", evidence.status.lower())
+    return [word for word in re.split(r"[^a-z0-9]+", status) if word and word not in STATUS_NOISE]
 
 
 def _locate(config: BuildConfig, record_path: Path) -> tuple[Path, str]:
