@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Literal
+from urllib.parse import urlsplit
 
 from site_builder.models import Finding, Guide, Page, Severity, Site
 from site_builder.schema import RegistryEntry
@@ -77,7 +78,8 @@ def plan_deploy(site: Site, built: Iterable[str]) -> DeployPlan:
         elif key in retired:
             pages[key] = LivePage(key, entry, "retired", retired[key])
         elif site.settings.legacy_origin:
-            pages[key] = LivePage(key, entry, "proxied", site.settings.legacy_origin + key)
+            target = site.settings.legacy_origin + _path_as_written(entry.url)
+            pages[key] = LivePage(key, entry, "proxied", target)
         else:
             pages[key] = LivePage(key, entry, "unserved")
     return DeployPlan(tuple(pages.values()))
@@ -99,7 +101,7 @@ def redirect_rules(site: Site, plan: DeployPlan) -> list[str]:
     proxied = plan.serving("proxied")
     if proxied:
         lines.append("# Live pages not built here, served from `legacy_origin` (200 proxy).")
-        lines += [f"{page.key} {page.target} 200" for page in proxied]
+        lines += [f"{_path_as_written(page.entry.url)} {page.target} 200" for page in proxied]
     origin = site.settings.legacy_origin
     if origin and site.settings.legacy_paths:
         lines.append("# Files the proxied pages need (content/site.yaml `legacy_paths:`).")
@@ -267,6 +269,11 @@ def _retired(site: Site) -> dict[str, str]:
         if key is not None:
             retired.setdefault(key, target)
     return retired
+
+
+def _path_as_written(url: str) -> str:
+    """Return a registry URL's path as the live site spells it (case and escapes kept)."""
+    return urlsplit(url).path or "/"
 
 
 def _has_file(key: str, files: set[str]) -> bool:

@@ -20,6 +20,7 @@ from pydantic import (
     StrictInt,
     StrictStr,
     StringConstraints,
+    ValidationInfo,
     field_validator,
 )
 
@@ -76,6 +77,18 @@ class SiteSettings(BaseModel):
     """Live pages retired on purpose: old path -> the page that replaces it (a 301)."""
     publish_without_prose: StrictBool = False
     """Publish records that have no prose file (by default they are drafts: "needs prose")."""
+
+    @field_validator("legacy_origin")
+    @classmethod
+    def _not_this_site(cls, value: str | None, info: ValidationInfo) -> str | None:
+        """A legacy origin on the site's own host would proxy every page to itself."""
+        base = info.data.get("base_url")
+        hosts = {
+            (urlsplit(url).hostname or "").removeprefix("www.") for url in (value, base) if url
+        }
+        if value and base and len(hosts) == 1:
+            raise ValueError("must be another host than base_url (it would proxy to itself)")
+        return value
 
 
 class Acknowledgement(BaseModel):

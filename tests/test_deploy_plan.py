@@ -150,3 +150,30 @@ def test_links_to_pages_served_elsewhere_stay_absolute(project: Project) -> None
     assert linked, "the seed guides link to live pages built elsewhere"
     relative = [url.removeprefix("https://glm52.ai") for url in linked]
     assert not any(f'href="{path}"' in hrefs for path in relative)
+
+
+def test_a_legacy_origin_on_the_sites_own_host_is_refused(project: Project) -> None:
+    add_setting(project, "legacy_origin: https://www.glm52.ai\n")
+    result = project.run()
+    assert result.returncode == 1
+    assert "content/site.yaml: legacy_origin: " in result.stderr
+    assert "another host than base_url" in result.stderr
+
+
+def test_a_proxy_rule_keeps_the_live_pages_spelling(project: Project) -> None:
+    registry = project.root / "content/registry.json"
+    data = json.loads(registry.read_text("utf-8"))
+    data["pages"].append(
+        {
+            "url": "https://glm52.ai/Docs/Old%20Page.html",
+            "title": "",
+            "reader_job": "",
+            "published": None,
+            "lastmod": "",
+        }
+    )
+    registry.write_text(json.dumps(data), "utf-8")
+    add_setting(project, "legacy_origin: https://old.glm52.example\n")
+    assert project.run().returncode == 0
+    rules = (project.out / "_redirects").read_text("utf-8").splitlines()
+    assert "/Docs/Old%20Page.html https://old.glm52.example/Docs/Old%20Page.html 200" in rules
