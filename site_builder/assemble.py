@@ -123,7 +123,7 @@ def _guide(evidence: Evidence, doc: Doc | None, today: date, *, needs_prose: boo
     """Build one guide from its record and, if written, its prose; say why it is a draft."""
     if doc is not None:
         front = doc.front
-        draft = "draft" if front.draft else ""
+        draft = "front matter says draft: true" if front.draft else ""
         if not draft and front.published > today:
             draft = f"scheduled for {front.published.isoformat()}"
         return Guide(

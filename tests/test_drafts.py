@@ -80,7 +80,7 @@ def test_audit_lists_the_draft_and_why(project: Project) -> None:
     audit = project.run("--audit")
     assert audit.returncode == 0, audit.stderr
     assert f"/guides/{SLUG}/" in audit.stderr
-    assert "not published (draft)" in audit.stderr
+    assert "not published (front matter says draft: true)" in audit.stderr
 
 
 def test_a_record_without_prose_is_a_draft_that_needs_prose(project: Project) -> None:
