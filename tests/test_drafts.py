@@ -157,3 +157,15 @@ def test_the_clock_decides_when_no_epoch_is_set(project: Project) -> None:
     assert result.returncode == 0, result.stderr
     assert not (project.out / GUIDE_PATH).exists()
     assert f"scheduled for {tomorrow.isoformat()}" in project.run("--audit").stderr
+
+
+def test_the_preview_shows_a_record_without_prose_as_a_draft(project: Project) -> None:
+    write_probe_guide(project.root).unlink()
+    preview = start_preview(project.root)
+    try:
+        status, _, body = preview.get("/guides/pinned-source-chunked-prefill-latency-probe/")
+        assert status == 200
+        banner = BeautifulSoup(body, "html.parser").select_one(".draft-banner")
+        assert banner is not None and "needs prose" in banner.get_text()
+    finally:
+        preview.stop()
