@@ -42,7 +42,7 @@ def _source(site: Site, key: str) -> str:
     """Return the input file behind a page: its guide's prose or record, else the templates."""
     guide = site.by_url.get(key)
     if guide is not None:
-        return guide.doc_source or guide.evidence.source
+        return guide.source
     return "templates/"
 
 

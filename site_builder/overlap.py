@@ -121,7 +121,7 @@ def check_overlap(site: Site, scans: Iterable[PageScan]) -> list[Finding]:
 def _guide_doc(guide: Guide) -> Doc:
     """Return a guide's intent document."""
     text = f"{guide.title} {guide.reader_job} {guide.description}"
-    source = guide.doc_source or guide.evidence.source
+    source = guide.source
     return Doc(guide.url, guide.title, guide.reader_job, source, guide, _shingles(text, 2))
 
 
