@@ -1,3 +1,3 @@
-"""Static site builder for the GLM-5.2 deployment guides."""
+"""Static site builder: guide pages from audit records and Markdown prose."""
 
 __version__ = "0.1.0"

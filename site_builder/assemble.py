@@ -70,6 +70,7 @@ def assemble(normalized: Normalized, today: date = date.max, *, production: bool
         static=normalized.static,
         acknowledged=normalized.acknowledged,
         production=production,
+        vocabulary=normalized.vocabulary,
     )
 
 
@@ -141,6 +142,7 @@ def _guide(evidence: Evidence, doc: Doc | None, today: date, *, needs_prose: boo
             draft=draft,
             replaces=front.replaces,
             acknowledge=front.acknowledge,
+            body_line=doc.body_line,
         )
     verdict = humanize_slug(evidence.verdict)
     description = f"Verdict: {verdict}."

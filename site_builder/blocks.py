@@ -1,26 +1,27 @@
 """Turn any JSON value into a tree of blocks by its shape, so unseen record sections render.
 
-list of objects -> Table; object of scalars -> KeyValue; list of scalars -> Items;
-object holding objects or lists -> Group (recursive); lone scalar -> Fact. Boundary strings
-(`boundary`, `claimBoundary`, ...) are lifted out of cells into Callouts on their block.
-Templates draw blocks; they never see a raw dict.
+list of objects -> Table; list of lists of scalars -> Table (columns by position, `grids`);
+object of scalars -> KeyValue; list of scalars -> Items; object holding objects or lists ->
+Group (recursive); lone scalar -> Fact. Caveat strings (the vocabulary's caveat keys) are
+lifted out of cells into Callouts on their block (`caveats`). Templates draw blocks;
+they never see a raw dict.
 """
 
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass
 from typing import Any
 
+from site_builder.caveats import lift_boundaries
 from site_builder.cells import Cell, format_cell, is_scalar
 from site_builder.charts import Chart, build_charts
+from site_builder.grids import is_grid, read_grid
 from site_builder.humanize import anchor_for, humanize_key
-from site_builder.schema import BOUNDARY_KEYS, JsonValue
+from site_builder.schema import JsonValue
+from site_builder.vocabulary import is_verdict_key
 
-VERDICT_KEYS = frozenset({"decision", "result", "verdict", "classification", "outcome"})
 MAX_DEPTH = 6
-_VERDICT_SUFFIX = re.compile(r"[a-z0-9](Result|Decision|Verdict|Classification|Outcome)$")
 
 
 @dataclass(frozen=True)
@@ -119,11 +120,6 @@ class Group:
 Block = Table | KeyValue | Items | Fact | Group
 
 
-def is_verdict_key(key: str) -> bool:
-    """Return whether a key holds a verdict (`decision`, `auditResult`, ...)."""
-    return key.lower() in VERDICT_KEYS or _VERDICT_SUFFIX.search(key) is not None
-
-
 def build_block(
     key: str, value: JsonValue, path: str = "", depth: int = 0, at: str | None = None
 ) -> Block:
@@ -141,6 +137,9 @@ def build_block(
     if isinstance(value, list):
         if value and all(isinstance(item, dict) for item in value):
             return _table(title, path, [(None, item) for item in value], at)
+        if is_grid(value):
+            grid = read_grid(key, value)
+            return _table(title, path, [(None, row) for row in grid.rows], at, grid.positions)
         if all(is_scalar(item) for item in value):
             if not value:
                 return Fact(title, path, Cell("empty", "none"))
@@ -159,7 +158,7 @@ def build_block(
 def _object(title: str, path: str, value: dict[str, Any], depth: int, at: str) -> Block:
     """Return a KeyValue, keyed Table or Group for an object."""
     flatten = depth >= MAX_DEPTH
-    fields, lifted = _lift_boundaries(value, deep=flatten)
+    fields, lifted = lift_boundaries(value, deep=flatten)
     callouts = tuple(Callout(humanize_key(k), text) for k, text in lifted)
     if flatten:
         fields = dict(_flatten(fields))
@@ -212,9 +211,19 @@ def _flatten(fields: dict[str, JsonValue], prefix: str = "") -> list[tuple[str, 
     return flat
 
 
-def _table(title: str, path: str, rows: list[tuple[str | None, dict[str, Any]]], at: str) -> Table:
-    """Return a Table from (row label, object) pairs; boundary strings become numbered callouts."""
-    lifted = [_lift_boundaries(item, deep=True) for _, item in rows]
+def _table(
+    title: str,
+    path: str,
+    rows: list[tuple[str | None, dict[str, Any]]],
+    at: str,
+    positions: dict[str, str] | None = None,
+) -> Table:
+    """Return a Table from (row label, object) pairs; boundary strings become numbered callouts.
+
+    `positions` gives a column's JSON path segment where it is not its key (list of lists).
+    """
+    positions = positions or {}
+    lifted = [lift_boundaries(item, deep=True) for _, item in rows]
     rows = [(label, fields) for (label, _), (fields, _) in zip(rows, lifted, strict=True)]
     keys: dict[str, None] = {}
     for _, item in rows:
@@ -232,7 +241,9 @@ def _table(title: str, path: str, rows: list[tuple[str | None, dict[str, Any]]],
         row_at = f"{at}.{label if label is not None else number - 1}"
         cells = [Cell("text", humanize_key(label))] if label is not None else []
         cells += [
-            format_cell(item[k], k, f"{row_at}.{k}") if k in item else Cell("empty", "—")
+            format_cell(item[k], k, f"{row_at}.{positions.get(k, k)}")
+            if k in item
+            else Cell("empty", "—")
             for k in keys
         ]
         own = tuple(numbering[note] for note, members in notes.items() if number in members)
@@ -243,39 +254,6 @@ def _table(title: str, path: str, rows: list[tuple[str | None, dict[str, Any]]],
     )
     charts = build_charts(title, path, rows, [row.notes for row in built])
     return Table(title, path, tuple(columns), tuple(built), callouts, charts)
-
-
-def _lift_boundaries(
-    value: dict[str, Any], deep: bool
-) -> tuple[dict[str, Any], list[tuple[str, str]]]:
-    """Split caveat strings from an object: (fields without them, [(key, text)]).
-
-    With `deep`, caveats inside nested objects and lists are lifted too, for places that
-    cannot carry callouts of their own (table cells, flattened nesting). A null caveat
-    carries no text and is dropped rather than drawn as an empty column.
-    """
-    fields: dict[str, Any] = {}
-    lifted: list[tuple[str, str]] = []
-    for key, item in value.items():
-        if key in BOUNDARY_KEYS and (item is None or isinstance(item, str)):
-            if item:
-                lifted.append((key, item))
-        elif deep and isinstance(item, dict | list):
-            fields[key], inner = _lift_nested(item)
-            lifted.extend(inner)
-        else:
-            fields[key] = item
-    return fields, lifted
-
-
-def _lift_nested(value: JsonValue) -> tuple[JsonValue, list[tuple[str, str]]]:
-    """Lift caveats out of any nested JSON value."""
-    if isinstance(value, dict):
-        return _lift_boundaries(value, deep=True)
-    if isinstance(value, list):
-        pairs = [_lift_nested(item) for item in value]
-        return [item for item, _ in pairs], [note for _, notes in pairs for note in notes]
-    return value, []
 
 
 def _is_numeric(key: str, rows: list[tuple[str | None, dict[str, Any]]]) -> bool:

@@ -2,8 +2,11 @@
 
 `measures` decides what is charted; this module decides how it is drawn: horizontal bars
 from a zero line (so negative values extend left), one group per row with its label above
-it and each value printed past its bar's end. A viewBox WIDTH units wide scales to the
-column, so a phone never scrolls sideways; labels that would not fit are cut with an
+it and each value printed past its bar's end. The layout is computed for a column WIDTH px
+wide, the narrowest a chart must fit (a phone); the page then draws it across the whole
+column: bars and the zero line at their share of the width (`Bar.start` and friends, in %),
+texts at their fixed size in px, so text never scales with the column and a wide page gets
+long bars rather than huge letters. Labels that would not fit WIDTH are cut with an
 ellipsis (the template keeps the whole label in the group's <title>). Coordinates are
 rounded to 0.1 unit. A chart that would say nothing or not fit is left out; the table stays.
 """
@@ -18,8 +21,9 @@ from site_builder.measures import Entry, Plan, Rows, describe, entries_of, plan_
 MAX_BARS = 40
 MAX_CHARTS = 6
 """At most this many charts per table: the measures of a wide table stay readable."""
-WIDTH, PAD, FONT, VALUE_FONT = 360, 8, 12, 11
-"""viewBox width, margin, and the font sizes of labels and values (style.css draws the same)."""
+WIDTH, PAD, FONT, VALUE_FONT = 320, 8, 12, 11
+"""Narrowest column width, margin, and the font sizes of labels and values, all in CSS px
+(style.css draws the same sizes)."""
 BAR, BAR_GAP, GROUP_GAP, GAP, SWATCH, MIN_SPAN = 16, 3, 10, 4, 12, 60
 SERIES_CLASSES = ("series-a", "series-b")
 _EM = dict.fromkeys("MW%@", 1.15) | dict.fromkeys("mw", 1.0) | dict.fromkeys(" .,:;'|!il", 0.36)
@@ -41,6 +45,28 @@ class Bar:
     anchor: str
     title: str
     missing: bool = False
+    inset: float = PAD
+    """Its chart's `inset`: the shares below are measured from there."""
+
+    @property
+    def start(self) -> str:
+        """Where the bar starts, as a share of the chart's width."""
+        return _pct(self.x - self.inset)
+
+    @property
+    def span(self) -> str:
+        """How long the bar is, as a share of the chart's width."""
+        return _pct(self.width)
+
+    @property
+    def text_dx(self) -> float:
+        """The gap in px between the bar's end and its value (before it, for negatives)."""
+        return GAP if self.anchor == "start" else -GAP
+
+    @property
+    def end(self) -> str:
+        """Where the bar ends (the zero line for a missing value), as a share of the width."""
+        return _pct(self.text_x - self.text_dx - self.inset)
 
 
 @dataclass(frozen=True)
@@ -83,6 +109,14 @@ class Chart:
     groups: tuple[BarGroup, ...]
     legend: tuple[LegendItem, ...]
     notes: tuple[int, ...]
+    inset: float = PAD
+    """Where the bars' room begins, in px from the left: in line with the labels, or past
+    the room kept for the values of negative bars. It stays in px at any width."""
+
+    @property
+    def axis(self) -> str:
+        """Where the zero line runs, as a share of the chart's width."""
+        return _pct(self.axis_x - self.inset)
 
 
 def build_charts(
@@ -133,7 +167,7 @@ def _layout(
         top, bars = y, []
         for index, (value, text) in enumerate(zip(entry.values, entry.texts, strict=True)):
             title = f"{plan.series[index][1]}: {text}"
-            bars.append(_bar(value, text, title, SERIES_CLASSES[index], zero, scale, y))
+            bars.append(_bar(value, text, title, SERIES_CLASSES[index], (left, zero, scale), y))
             y += BAR + BAR_GAP
         shown = _fit(entry.label, WIDTH - 2 * PAD)
         bottom = y - BAR_GAP
@@ -154,19 +188,33 @@ def _layout(
         tuple(groups),
         legend,
         tuple(drawn),
+        _r(left),
     )
 
 
 def _bar(
-    value: float | None, text: str, title: str, css: str, zero: float, scale: float, y: float
+    value: float | None,
+    text: str,
+    title: str,
+    css: str,
+    axis: tuple[float, float, float],
+    y: float,
 ) -> Bar:
-    """Return one bar drawn from the zero line, its value text just past its end."""
+    """Return one bar drawn from the zero line, its value text just past its end.
+
+    `axis` is (the chart's inset, the zero line's x, units per value).
+    """
+    inset, zero, scale = _r(axis[0]), axis[1], axis[2]
     text_y = _r(y + BAR / 2 + FONT * 0.35)
     if value is None:
-        return Bar(css, _r(zero), _r(y), 0, BAR, text, _r(zero + GAP), text_y, "start", title, True)
+        return Bar(
+            css, _r(zero), _r(y), 0, BAR, text, _r(zero + GAP), text_y, "start", title, True, inset
+        )
     start, length = zero + min(value, 0.0) * scale, abs(value) * scale
     end, anchor = (start - GAP, "end") if value < 0 else (start + length + GAP, "start")
-    return Bar(css, _r(start), _r(y), _r(length), BAR, text, _r(end), text_y, anchor, title)
+    return Bar(
+        css, _r(start), _r(y), _r(length), BAR, text, _r(end), text_y, anchor, title, False, inset
+    )
 
 
 def _legend(plan: Plan) -> tuple[tuple[LegendItem, ...], float]:
@@ -214,3 +262,14 @@ def _r(value: float) -> float:
     """Round a coordinate to 0.1 unit; whole numbers print without '.0'."""
     rounded = round(value, 1)
     return int(rounded) if rounded == int(rounded) else rounded
+
+
+def _pct(value: float) -> str:
+    """Return a length as a share of WIDTH: '37.5%' (to 0.01%).
+
+    The template draws bars `inset` px in and stretches them with the column: at WIDTH px
+    they land where the layout put them; a wider column lengthens them, keeps the texts'
+    size, and only adds room past their ends.
+    """
+    share = round(100 * value / WIDTH, 2)
+    return f"{int(share) if share == int(share) else share}%"

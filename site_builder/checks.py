@@ -16,6 +16,7 @@ from site_builder.deploy import check_deploy, check_takeovers, parse_lastmod, pl
 from site_builder.models import Finding, Page, Site
 from site_builder.overlap import check_overlap
 from site_builder.scan import PageScan, scan_pages
+from site_builder.seo import check_cannibalisation, check_descriptions, check_orphans, check_titles
 from site_builder.urls import canonical_url, page_key
 
 SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
@@ -34,19 +35,6 @@ def check_drafts(site: Site) -> list[Finding]:
         )
         for guide in site.drafts
     ]
-
-
-def check_descriptions(site: Site) -> list[Finding]:
-    """Warn when two guides share a meta description, which search engines flag."""
-    seen: dict[str, str] = {}
-    findings = []
-    for guide in site.guides:
-        first = seen.setdefault(guide.description, guide.url)
-        if first != guide.url:
-            source = guide.source
-            message = f"has the same description as {first}; write one of its own"
-            findings.append(Finding("description", "warning", source, message, guide.url, (first,)))
-    return findings
 
 
 def check_canonical_uniqueness(site: Site) -> list[Finding]:
@@ -130,8 +118,8 @@ def check_sitemap_count(site: Site) -> list[Finding]:
     new_days = sorted(live_since.get(key, day) for key, day in published.items())
     findings = []
     for guide in site.guides:
-        claimed = dict(guide.evidence.overlap_facts).get("prepublicationSitemapCanonicals")
-        if not isinstance(claimed, int) or isinstance(claimed, bool):
+        claimed = guide.evidence.sitemap_count
+        if claimed is None:
             continue
         checked = guide.evidence.checked_at.astimezone(UTC).date()
         lower = bisect_left(live_days, checked)
@@ -143,14 +131,15 @@ def check_sitemap_count(site: Site) -> list[Finding]:
             message = (
                 f"the record counts {claimed} canonicals before {checked}, but the registry shows "
                 f"at least {lower} pages published or modified before then; correct the "
-                f"record's prepublicationSitemapCanonicals"
+                f"record's count ({_count_key(site)})"
             )
         else:
             message = (
                 f"the record counts {claimed} canonicals before {checked}, but the registry can "
                 f"account for at most {upper} ({len(pages)} pages, less {later} published on or "
-                f"after that day); import the live sitemap with --import-sitemap, or add the "
-                f"missing pages to content/registry.json"
+                f"after that day); import the live sitemap with --import-sitemap, add the "
+                f"missing pages to content/registry.json, or correct the record's count "
+                f"({_count_key(site)})"
             )
         findings.append(
             Finding("sitemap-count", "warning", guide.evidence.source, message, guide.url)
@@ -158,10 +147,19 @@ def check_sitemap_count(site: Site) -> list[Finding]:
     return findings
 
 
+def _count_key(site: Site) -> str:
+    """Return where a record keeps its sitemap count, as its vocabulary spells it."""
+    keys = site.vocabulary.overlap if site.vocabulary else None
+    return f"{keys.key}.{keys.sitemap_count}" if keys else "sitemap count"
+
+
 SITE_CHECKS: tuple[Callable[[Site], list[Finding]], ...] = (
     check_drafts,
     check_takeovers,
+    check_cannibalisation,
+    check_titles,
     check_descriptions,
+    check_orphans,
     check_canonical_uniqueness,
     check_nearby_pages_resolve,
     check_sitemap_count,
@@ -169,20 +167,30 @@ SITE_CHECKS: tuple[Callable[[Site], list[Finding]], ...] = (
 
 
 def check_claims(site: Site, verifications: Mapping[str, Verification]) -> list[Finding]:
-    """A contradicted claim is an error naming the field, expected and found values."""
+    """A contradicted claim is an error naming the field, expected and found values; a derived
+    number no rule covers and no inferred formula explains is a warning (an error when
+    site.yaml sets strict_derived_numbers), naming the closest formula."""
     findings = []
+    unexplained = "error" if site.settings.strict_derived_numbers else "warning"
     for guide in site.guides:
         verification = verifications.get(guide.evidence.operation_id)
         if verification is None:
             continue
         for check in verification.checks:
             if check.state == "contradicted":
+                severity = "error"
                 message = f"{check.path}: expected {check.expected}, found {check.found}"
-                findings.append(
-                    Finding(
-                        "verify", "error", verification.source, message, guide.url, (check.path,)
-                    )
+            elif check.state == "unexplained":
+                severity = unexplained
+                message = (
+                    f"{check.path}: expected {check.expected} from {check.formula}, found "
+                    f"{check.found}; add a rule to content/rules.yaml if the formula is another"
                 )
+            else:
+                continue
+            findings.append(
+                Finding("verify", severity, verification.source, message, guide.url, (check.path,))
+            )
         for path, problem in verification.warnings:
             findings.append(
                 Finding("verify", "warning", verification.source, f"{path}: {problem}", guide.url)

@@ -1,11 +1,16 @@
-"""The outcome of verifying one record's claims: each check, its state, expected and found values."""
+"""The outcome of verifying one record's claims: each check, its state, expected and found values.
+
+Also how a recomputed number is compared with the recorded one: at the record's own precision.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from decimal import Decimal
+from typing import Any, Literal
 
-CheckState = Literal["verified", "unverifiable", "contradicted"]
+CheckState = Literal["verified", "unverifiable", "contradicted", "unexplained"]
+"""unexplained: a derived number no rule covers and no formula inferred from its inputs gives."""
 
 
 @dataclass(frozen=True)
@@ -20,6 +25,10 @@ class ClaimCheck:
     expected: str = ""
     found: str = ""
     reason: str = ""
+    formula: str = ""
+    """The formula that recomputed a derived number (the rule's, or an inferred or closest one)."""
+    inferred: bool = False
+    """Whether `formula` was inferred from the names and values beside the field (no rule)."""
 
 
 @dataclass(frozen=True)
@@ -37,3 +46,36 @@ class Verification:
     def state_of(self, path: str) -> CheckState | None:
         """Return the state of the check on `path`, if one ran."""
         return next((check.state for check in self.checks if check.path == path), None)
+
+
+def decimals(value: float | int) -> int:
+    """Return how many decimals a recorded number carries: 10.284486 -> 6, 94 -> 0, 9e-06 -> 6."""
+    exponent = Decimal(repr(value)).as_tuple().exponent
+    return max(0, -exponent) if isinstance(exponent, int) else 0
+
+
+def agrees(expected: Any, found: Any, tolerance: float | None = None) -> bool:
+    """Compare numbers at the record's own precision (half a unit in its last decimal place, or
+    a tolerance), other values exactly."""
+    numeric = (int, float)
+    if isinstance(expected, bool) or isinstance(found, bool) or not isinstance(expected, numeric):
+        return expected == found
+    if not isinstance(found, numeric):
+        return False
+    return abs(expected - found) <= (precision(found) if tolerance is None else tolerance)
+
+
+def precision(found: float | int) -> float:
+    """Return half a unit in the last decimal place a recorded number carries: 10.28 -> 0.005."""
+    return 0.5 * 10 ** -decimals(found) + 1e-12
+
+
+def rounded(expected: Any, found: Any) -> Any:
+    """Show an expected number at the recorded precision."""
+    if (
+        isinstance(expected, float)
+        and isinstance(found, int | float)
+        and not isinstance(found, bool)
+    ):
+        return round(expected, max(decimals(found), 1))
+    return expected

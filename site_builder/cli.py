@@ -14,7 +14,7 @@ from pathlib import Path
 
 from site_builder.claims import Verification
 from site_builder.config import BuildConfig, today_from
-from site_builder.errors import InputError, OutputError, ServeError, one_line
+from site_builder.errors import BuilderError, InputError, OutputError, ServeError, one_line
 from site_builder.models import Finding
 from site_builder.pipeline import build
 from site_builder.registry import import_sitemap
@@ -27,7 +27,7 @@ def make_parser() -> argparse.ArgumentParser:
     """Return the argument parser; README documents every option here."""
     parser = argparse.ArgumentParser(
         prog="python build.py",
-        description="Build the GLM-5.2 guide site from audit records and Markdown prose.",
+        description="Build the guide site from audit records and Markdown prose.",
     )
     parser.add_argument("--out", type=Path, metavar="DIR", help="output folder (default: _site/)")
     parser.add_argument(
@@ -106,7 +106,7 @@ def main(argv: Sequence[str] | None = None, default_root: Path | None = None) ->
         report = build(config, write=not args.audit)
     except InputError as error:
         return _failed(problems_as_findings(error.problems), args, "input error")
-    except OutputError as error:
+    except (OutputError, BuilderError) as error:
         print(error, file=sys.stderr)
         print(
             "Aborted: the site was not written; the previous output is untouched.", file=sys.stderr
@@ -178,9 +178,14 @@ def _import(config: BuildConfig, sitemap: Path) -> int:
         return _abort([error], "the registry is unchanged.")
     print(
         f"Imported {sitemap}: {result.read} URLs read, {result.added} added, "
-        f"{result.updated} lastmod updated, {result.foreign} on other hosts ignored; "
-        f"the registry now has {result.total} pages."
+        f"{result.updated} lastmod updated, {result.foreign} on other hosts ignored, "
+        f"{len(result.merged)} spelled differently merged; the registry now has "
+        f"{result.total} pages."
     )
+    if result.merged:
+        print("Merged into the registry's spelling (same page; the registry keeps its URL):")
+        for spelled, registered in result.merged:
+            print(one_line(f"  {spelled} -> {registered}"))
     return 0
 
 

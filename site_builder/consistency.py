@@ -12,7 +12,7 @@ from urllib.parse import urlsplit
 from xml.etree import ElementTree
 
 from site_builder.deploy import plan_deploy
-from site_builder.models import Finding, Page, Site
+from site_builder.models import Finding, Guide, Page, ProseLink, Site
 from site_builder.scan import PageScan
 from site_builder.urls import page_key, same_host
 
@@ -98,23 +98,50 @@ def _check_canonicals(site: Site, scans: Sequence[PageScan], locs: set[str]) -> 
 
 
 def _check_links(site: Site, pages: Sequence[Page], scans: Sequence[PageScan]) -> list[Finding]:
-    """Every internal link and #anchor resolves to a built page, a registry page or an id."""
+    """Every internal link and #anchor resolves to a built page, a registry page or an id.
+
+    A link the editor wrote in prose is reported at its line, as typed; any other link on a
+    guide page comes from its record (the overlap audit's nearest pages).
+    """
     base = site.settings.base_url
     built = {scan.key: scan for scan in scans}
     files = {"/" + page.path for page in pages} | {"/" + asset.name for asset in site.static}
     registered = {page_key(entry.url, base) for entry in site.registry}
+    prose = {page.path: page.links for page in pages if page.links}
     findings = []
     for scan in scans:
+        guide = site.by_url.get(scan.key)
+        links = prose.get(scan.path, ())
         for duplicate in scan.duplicate_ids:
-            message = f"id '{duplicate}' is used more than once, so #{duplicate} is ambiguous"
-            findings.append(Finding("anchor", "error", _source(site, scan.key), message, scan.key))
+            message = (
+                f"id '{duplicate}' is used more than once, so #{duplicate} is ambiguous "
+                f"(the builder hands out ids once per page: a template writes this one twice)"
+            )
+            findings.append(Finding("anchor", "error", "templates/", message, scan.key))
+        findings += [
+            _prose_finding(guide, scan.key, link, link.problem) for link in links if link.problem
+        ]
         for href in sorted(set(scan.links)):
             problem = _link_problem(href, scan, built, files, registered, base)
-            if problem:
-                findings.append(
-                    Finding("link", "error", _source(site, scan.key), problem, scan.key, (href,))
-                )
+            if not problem:
+                continue
+            written = [link for link in links if link.href == href]
+            findings += [_prose_finding(guide, scan.key, link, problem) for link in written]
+            if not written:
+                source = guide.evidence.source if guide else "templates/"
+                message = f"link {href} {problem}"
+                findings.append(Finding("link", "error", source, message, scan.key, (href,)))
     return findings
+
+
+def _prose_finding(guide: Guide | None, key: str, link: ProseLink, problem: str) -> Finding:
+    """Report a prose link at its line, as the editor typed it."""
+    source = guide.source if guide else "templates/"
+    shown = f"'{link.typed}'"
+    if link.href and not link.typed.strip().startswith(("/", "#", "http:", "https:")):
+        problem += "; write the site path of a page (/guides/<slug>/) or a full https:// address"
+    message = f"line {link.line}: {shown} {problem}"
+    return Finding("link", "error", source, message, key, (link.href or link.typed,))
 
 
 def _link_problem(
@@ -130,7 +157,7 @@ def _link_problem(
         parts = urlsplit(href)
         hostname = parts.hostname or ""
     except ValueError:
-        return f"link {href} is not a valid URL"
+        return "is not a valid URL"
     if parts.scheme in {"http", "https"} and not same_host(hostname, base_url):
         return None  # another site: not ours to check, and never fetched
     if href.startswith("#"):
@@ -138,13 +165,13 @@ def _link_problem(
     else:
         key = page_key(href, base_url)
         if key is None:
-            return f"link {href} is neither an http(s) URL nor a site path"
+            return "is neither an http(s) URL nor a site path"
         if key in files or parts.path in files:
             return None
         target = built.get(key)
         if target is None:
-            return None if key in registered else f"link {href} resolves to no page ({key})"
+            return None if key in registered else f"resolves to no page ({key})"
         fragment = parts.fragment
     if fragment and fragment not in target.ids:
-        return f"link {href} points at #{fragment}, which {target.key} does not have"
+        return f"points at #{fragment}, which {target.key} does not have"
     return None

@@ -3,6 +3,7 @@
 SiteError
 ├── InputError     bad records, front matter, config or file layout (all problems of one run)
 ├── OutputError    the output folder could not be written or swapped
+├── BuilderError   a bug in the builder itself, met while building one page's view
 └── ServeError     the preview server could not start (port in use, bad host)
 """
 
@@ -52,6 +53,18 @@ class OutputError(SiteError):
         self.folder = str(folder)
         self.message = message
         super().__init__(f"{self.folder}: output: {message}")
+
+
+class BuilderError(SiteError):
+    """The builder failed on valid input: a bug to report, not a mistake in the editor's files."""
+
+    def __init__(self, source: str, error: Exception) -> None:
+        self.source = source
+        detail = one_line(f"{type(error).__name__}: {error}")
+        super().__init__(
+            f"{source}: builder bug: building the page's view failed ({detail}); this is a bug "
+            f"in the site builder, not in the file: please report it with this file"
+        )
 
 
 class ServeError(SiteError):

@@ -1,159 +1,62 @@
 """Turn camelCase keys and slug-like values into headings a reader can scan.
 
->>> humanize_key("fusionOnTokensPerSecond")
-'Fusion on tokens/s'
->>> humanize_key("glm52PureDcpCorrectnessFix")
-'GLM-5.2 pure DCP correctness fix'
->>> humanize_slug("cuda-default-with-a-b-canary")
-'CUDA default with A/B canary'
+`fusionOnTokensPerSecond` reads "Fusion on tokens/s" and `cuda-default-with-a-b-canary`
+"CUDA default with A/B canary": acronyms, units, phrases and words kept whole come from the
+spelling of the record vocabulary in use (content/vocabulary.yaml); without one, keys are
+split into plain words.
 """
 
 from __future__ import annotations
 
 import re
+from functools import cache
 
-# Words whose spelling is not plain lower case, keyed by their lower-case form.
-SPELLINGS: dict[str, str] = {
-    word.lower(): word
-    for word in [
-        "TP",
-        "DP",
-        "EP",
-        "PP",
-        "DCP",
-        "KV",
-        "HBM",
-        "MTP",
-        "FP8",
-        "FP4",
-        "NVFP4",
-        "MXFP4",
-        "BF16",
-        "F32",
-        "GPU",
-        "GPUs",
-        "CPU",
-        "CUDA",
-        "LoRA",
-        "RoPE",
-        "SM90",
-        "SM100",
-        "SM120",
-        "LSE",
-        "MiB",
-        "GiB",
-        "KiB",
-        "TiB",
-        "GB",
-        "MB",
-        "KB",
-        "TB",
-        "ms",
-        "URL",
-        "URLs",
-        "ID",
-        "IDs",
-        "PR",
-        "PRs",
-        "API",
-        "CI",
-        "MoE",
-        "MLA",
-        "DSA",
-        "EPLB",
-        "TTFT",
-        "TPOT",
-        "ROCm",
-        "NPU",
-        "NeoX",
-        "EAGLE",
-        "DS",
-        "QK",
-        "AG",
-        "RS",
-        "GSM8K",
-        "JSON",
-        "YAML",
-        "HTML",
-        "SHA256",
-        "HTTP",
-        "HTTPS",
-        "SGLang",
-        "vLLM",
-        "DeepSeek",
-        "DeepEP",
-        "FlashMLA",
-        "FlashInfer",
-        "NVIDIA",
-        "AI",
-        "PD",
-        "HF",
-        "OOM",
-        "NCCL",
-        "RDMA",
-        "NVLink",
-        "Qwen",
-        "Kimi",
-        "Nemotron",
-        "MiniMax",
-        "B200",
-        "B300",
-        "GB200",
-        "GB300",
-        "H100",
-        "H200",
-        "H20",
-        "A100",
-        "UUID",
-    ]
-}
-SPELLINGS |= {"glm": "GLM", "glm52": "GLM-5.2", "glm5": "GLM-5", "vs": "vs", "percent": "%"}
+from site_builder.vocabulary import Spelling, in_use
 
-# Prefixes that stay upper case when a number follows them: tp8 -> TP8, dcp1 -> DCP1.
-NUMBERED_PREFIXES = frozenset(
-    ["tp", "dp", "ep", "pp", "dcp", "sm", "fp", "bf", "gb", "mtp", "eagle", "gsm"]
-)
+_PLAIN = Spelling()
+_GENERIC_TOKEN = r"[A-Z]?[a-z]+\d*|[A-Z]+\d*(?![a-z])|\d+(?:\.\d+)?"
 
-# Words that name a numbered thing: pr46514 -> PR 46514.
-NUMBERED_WORDS = {"pr": "PR", "issue": "issue", "commit": "commit"}
 
-# Word sequences read better as one unit.
-PHRASES: tuple[tuple[tuple[str, ...], str], ...] = (
-    (("per", "second"), "/s"),
-    (("deep", "seek"), "DeepSeek"),
-    (("neo", "x"), "NeoX"),
-    (("a", "b"), "A/B"),
-)
+def _spelling() -> Spelling:
+    """Return the spelling of the vocabulary in use (plain words when there is none)."""
+    vocabulary = in_use()
+    return vocabulary.spelling if vocabulary is not None else _PLAIN
 
-_TOKEN = re.compile(
-    r"(?i:glm52|gib|mib|kib|tib|nvfp4|mxfp4|fp8|bf16|gsm8k|lora|rope|sglang|vllm|deepseek|deepep|flashmla|neox)(?=[A-Z0-9_\-\s]|$)"
-    r"|[A-Z]?[a-z]+\d*|[A-Z]+\d*(?![a-z])|\d+(?:\.\d+)?"
-)
+
+@cache
+def _token(whole: tuple[str, ...]) -> re.Pattern[str]:
+    """Return the word pattern: the vocabulary's whole words first, then camelCase parts."""
+    if not whole:
+        return re.compile(_GENERIC_TOKEN)
+    kept = "|".join(re.escape(word) for word in sorted(whole, key=len, reverse=True))
+    return re.compile(rf"(?i:{kept})(?=[A-Z0-9_\-\s]|$)|{_GENERIC_TOKEN}")
 
 
 def _spell(token: str) -> str:
     """Return the display spelling of one word; a lone capital (instanceA) stays a capital."""
     if len(token) == 1 and token.isupper():
         return token
+    spelling = _spelling()
     word = token.lower()
-    if word in SPELLINGS:
-        return SPELLINGS[word]
+    if word in spelling.lookup:
+        return spelling.lookup[word]
     numbered = re.fullmatch(r"([a-z]+)(\d+)", word)
     if numbered:
         prefix, number = numbered.groups()
-        if prefix in NUMBERED_PREFIXES or len(prefix) == 1:
+        if prefix in spelling.numbered_prefixes or len(prefix) == 1:
             return prefix.upper() + number
-        if prefix in NUMBERED_WORDS:
-            return f"{NUMBERED_WORDS[prefix]} {number}"
+        if prefix in spelling.numbered_words:
+            return f"{spelling.numbered_words[prefix]} {number}"
     return word
 
 
 def _join(words: list[str]) -> str:
     """Spell, merge phrases, and join words into sentence case."""
     out: list[str] = []
+    phrases = _spelling().phrase_words
     i = 0
     while i < len(words):
-        for phrase, replacement in PHRASES:
+        for phrase, replacement in phrases:
             if tuple(word.lower() for word in words[i : i + len(phrase)]) == phrase:
                 if replacement.startswith("/") and out:
                     out[-1] += replacement
@@ -171,7 +74,7 @@ def _join(words: list[str]) -> str:
 
 def split_words(key: str) -> list[str]:
     """Split a camelCase, snake_case or kebab-case key into words."""
-    return _TOKEN.findall(key)
+    return _token(_spelling().whole).findall(key)
 
 
 def humanize_key(key: str) -> str:

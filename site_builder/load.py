@@ -16,7 +16,7 @@ import yaml
 
 from site_builder.config import BuildConfig
 from site_builder.errors import Problem
-from site_builder.models import Asset, Inputs, RawDoc, RawRecord
+from site_builder.inputs import Asset, Inputs, RawDoc, RawRecord
 
 MAX_RECORD_BYTES = 8 * 1024 * 1024
 MAX_DOC_BYTES = 1024 * 1024
@@ -28,6 +28,7 @@ FENCE = "---"
 REGISTRY_NAME = "registry.json"
 RULES_NAME = "rules.yaml"
 ACKNOWLEDGED_NAME = "acknowledged.yaml"
+VOCABULARY_NAME = "vocabulary.yaml"
 _OPERATION_ID = re.compile(r'"operationId"\s*:\s*"([A-Za-z0-9._-]{1,100})"')
 
 
@@ -74,15 +75,15 @@ def load_inputs(config: BuildConfig) -> Inputs:
         if (hint := _operation_id_hint(config.root / source))
     )
     docs = [
-        RawDoc(source, front, body)
-        for source, (front, body) in _read_each(
+        RawDoc(source, front, body, body_line)
+        for source, (front, body, body_line) in _read_each(
             config, config.content_dir, "**/*.md", decode_doc, problems
         )
     ]
     settings = RawDoc(relative_path(config.settings_file, config.root), {}, "")
     if config.settings_file.is_file():
         for source, data in _read_each(
-            config, config.content_dir, "site.yaml", _decode_settings, problems
+            config, config.content_dir, "site.yaml", decode_settings, problems
         ):
             settings = RawDoc(source, data, "")
     else:
@@ -94,16 +95,14 @@ def load_inputs(config: BuildConfig) -> Inputs:
         config, config.content_dir, REGISTRY_NAME, decode_record, problems
     ):
         registry = RawRecord(source, data)
-    rules = None
-    for source, data in _read_each(
-        config, config.content_dir, RULES_NAME, _decode_settings, problems
-    ):
-        rules = RawDoc(source, data, "")
-    acknowledged = None
-    for source, data in _read_each(
-        config, config.content_dir, ACKNOWLEDGED_NAME, _decode_settings, problems
-    ):
-        acknowledged = RawDoc(source, data, "")
+    rules, acknowledged, vocabulary = (
+        _yaml_file(config, name, problems)
+        for name in (RULES_NAME, ACKNOWLEDGED_NAME, VOCABULARY_NAME)
+    )
+    if not (config.content_dir / VOCABULARY_NAME).exists():
+        source = relative_path(config.content_dir / VOCABULARY_NAME, config.root)
+        message = "missing: the record vocabulary file is required (see docs/vocabulary.md)"
+        problems.append(Problem(source, "file", message))
     assets = [
         Asset(path.name, path.read_bytes())
         for path in sorted(config.assets_dir.glob("*"))
@@ -122,9 +121,18 @@ def load_inputs(config: BuildConfig) -> Inputs:
         rules=rules,
         static=tuple(static),
         acknowledged=acknowledged,
+        vocabulary=vocabulary,
         problems=tuple(problems),
         unreadable_ids=unreadable_ids,
     )
+
+
+def _yaml_file(config: BuildConfig, name: str, problems: list[Problem]) -> RawDoc | None:
+    """Read one optional YAML file of content/ as a mapping, or None if it is not there."""
+    found = None
+    for source, data in _read_each(config, config.content_dir, name, decode_settings, problems):
+        found = RawDoc(source, data, "")
+    return found
 
 
 def _operation_id_hint(path: Path) -> str | None:
@@ -268,7 +276,7 @@ def _static_file(raw: bytes) -> bytes:
     return raw
 
 
-def _decode_settings(raw: bytes) -> dict[str, Any]:
+def decode_settings(raw: bytes) -> dict[str, Any]:
     """Decode a YAML settings file (site.yaml, rules.yaml) into a mapping."""
     data = _yaml(_text(raw, MAX_DOC_BYTES), first_line=1)
     if not isinstance(data, dict):
@@ -276,8 +284,8 @@ def _decode_settings(raw: bytes) -> dict[str, Any]:
     return data
 
 
-def decode_doc(raw: bytes) -> tuple[dict[str, Any], str]:
-    """Split a guide into its front matter mapping and Markdown body."""
+def decode_doc(raw: bytes) -> tuple[dict[str, Any], str, int]:
+    """Split a guide into its front matter mapping, its Markdown body and the body's line."""
     lines = _text(raw, MAX_DOC_BYTES).splitlines(keepends=True)
     if not lines or lines[0].rstrip("\r\n") != FENCE:
         raise ReadError("line 1", "front matter missing: the file must start with a '---' line")
@@ -288,4 +296,4 @@ def decode_doc(raw: bytes) -> tuple[dict[str, Any], str]:
     front = _yaml("".join(lines[1:end]), first_line=2)
     if not isinstance(front, dict):
         raise ReadError("front matter", "must be a YAML mapping of fields")
-    return front, "".join(lines[end + 1 :])
+    return front, "".join(lines[end + 1 :]), end + 2

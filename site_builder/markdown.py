@@ -1,6 +1,10 @@
-"""Render the editor's Markdown: CommonMark plus tables, raw HTML off, only safe link targets.
+"""Render the editor's Markdown: CommonMark plus tables, raw HTML off, every link accounted for.
 
-The only module that imports markdown_it.
+Every link and image target is classified here, with the line the editor wrote it on: a web
+address or site path is published, a relative path is resolved against the page's URL, and
+anything else (`htps:`, `mailto:`, `javascript:`) is refused with a reason and drawn as
+plain text. Text that still reads `[text](target)` after parsing is reported, so raw link
+Markdown never reaches a page. The only module that imports markdown_it.
 """
 
 from __future__ import annotations
@@ -8,13 +12,22 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from difflib import get_close_matches
 from functools import cache
+from urllib.parse import urljoin
 
 from markdown_it import MarkdownIt
+from markdown_it.common.normalize_url import normalizeLink
 from markdown_it.token import Token
-from mdit_py_plugins.anchors import anchors_plugin
+from mdit_py_plugins.anchors.index import slugify
 
-_SAFE_TARGET = re.compile(r"^(https?://[^\s]+|/(?!/)[^\s]*|#[^\s]*)$", re.IGNORECASE)
+from site_builder.ids import PageIds
+from site_builder.models import ProseLink
+
+_SCHEME = re.compile(r"^([a-z][a-z0-9+.\-]*):", re.IGNORECASE)
+_WEB_SCHEMES = ("http", "https")
+_RAW_LINK = re.compile(r"!?\[[^\]\n]*\]\([^)\n]*\)?")
+_ANCHORED_LEVELS = ("h2", "h3", "h4")
 
 
 @dataclass(frozen=True)
@@ -27,10 +40,11 @@ class Heading:
 
 @dataclass(frozen=True)
 class Rendered:
-    """HTML of a Markdown text and its second-level headings."""
+    """HTML of a Markdown text, its second-level headings and every link it wrote."""
 
     html: str
     headings: tuple[Heading, ...]
+    links: tuple[ProseLink, ...] = ()
 
 
 def _plain_text(inline: Token) -> str:
@@ -40,78 +54,152 @@ def _plain_text(inline: Token) -> str:
     )
 
 
-def is_safe_target(url: str) -> bool:
-    """Return whether a link target is http(s), site-absolute or a fragment; nothing else links."""
-    return _SAFE_TARGET.match(url.strip()) is not None
+def classify_target(typed: str, page_path: str = "/") -> tuple[str, str]:
+    """Return (target to publish, "") for a link an editor typed, or ("", why it is refused).
 
-
-def _images_as_links(children: list[Token]) -> list[Token]:
-    """Turn each image into a link to it, named by its alt text.
-
-    The site hosts no images and its Content-Security-Policy loads none from elsewhere, so an
-    <img> would show broken; a link keeps the reference readable and reachable.
+    Web addresses and site paths are kept, `#anchors` too; a relative path is resolved
+    against `page_path`, the URL of the page the link sits on.
     """
-    result: list[Token] = []
-    for child in children:
-        if child.type != "image":
-            result.append(child)
-            continue
-        src = str(child.attrGet("src") or "")
-        text = "".join(
-            part.content for part in child.children or () if part.type in ("text", "code_inline")
-        )
-        result.append(Token("link_open", "a", 1, attrs={"href": src, "class": "image-link"}))
-        result.append(Token("text", "", 0, content=f"Image: {text or src}"))
-        result.append(Token("link_close", "a", -1))
-    return result
+    # A browser drops tabs and line breaks anywhere in a URL ("jav\tascript:" is "javascript:").
+    target = re.sub(r"[\t\n\r]", "", typed).strip()
+    if not target:
+        return "", "the link has no target"
+    if target.startswith("#"):
+        return target, ""
+    if target.startswith("//"):
+        return "", "a target starting with // has no scheme; write https://..."
+    scheme = _SCHEME.match(target)
+    if scheme:
+        name = scheme.group(1).lower()
+        rest = target[scheme.end() :]
+        if name not in _WEB_SCHEMES:
+            guess = get_close_matches(name, _WEB_SCHEMES, n=1, cutoff=0.6)
+            if guess:
+                return "", f"unknown scheme '{name}:'; did you mean '{guess[0]}:'?"
+            return "", (
+                f"'{name}:' links are not published; link to a web address (https://...), "
+                f"a site path (/guides/...) or an #anchor"
+            )
+        if not rest.startswith("//") or len(rest) <= 2 or re.search(r"\s", target):
+            return "", f"not a full web address; write {name}://host/path"
+        return f"{name}:{rest}", ""
+    if target.startswith("/"):
+        return target, ""
+    if target.split("#", 1)[0].split("?", 1)[0].endswith(".md"):
+        return "", "link to the guide's URL (/guides/<slug>/), not to its Markdown file"
+    resolved = urljoin(page_path, target)
+    if not resolved.startswith("/"):
+        return "", "is neither a web address (https://...) nor a site path (/guides/...)"
+    return resolved, ""
+
+
+def is_safe_target(url: str) -> bool:
+    """Return whether a link target is published as typed: http(s), site path or #anchor."""
+    target, problem = classify_target(url)
+    return not problem and target == url.strip()
 
 
 @cache
 def make_markdown() -> MarkdownIt:
-    """Return the one configured parser: raw HTML off, tables on, heading anchors on."""
+    """Return the one configured parser: raw HTML off, tables on, links classified by us."""
     md = MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False})
     md.enable("table")
     md.enable("strikethrough")
-    anchors_plugin(md, min_level=2, max_level=4)
-    md.validateLink = is_safe_target  # type: ignore[method-assign]
+    # Every target reaches the token stream as typed; `_links` publishes or refuses each one.
+    md.validateLink = lambda url: True  # type: ignore[method-assign]
+    md.normalizeLink = lambda url: url  # type: ignore[method-assign]
     return md
 
 
 def render_markdown(
     text: str,
     resolve_link: Callable[[str], str] | None = None,
-    reserved_ids: frozenset[str] = frozenset(),
+    ids: PageIds | None = None,
+    *,
+    page_path: str = "/",
+    first_line: int = 1,
 ) -> Rendered:
-    """Return the HTML of `text` and its `##` headings.
+    """Return the HTML of `text`, its `##` headings and its links.
 
-    `resolve_link` rewrites site paths; heading ids never reuse `reserved_ids` (the ids the
-    page already has), so `## Sources` in prose cannot collide with the Sources section.
+    `resolve_link` rewrites site paths; heading ids are claimed from `ids` (the page's ids,
+    so `## Sources` in prose cannot take the Sources section's id). `page_path` is the
+    page's URL, for relative links; `first_line` is the file line of the text's first line.
     """
     md = make_markdown()
     env: dict[str, object] = {}
     tokens = md.parse(text, env)
-    taken = set(reserved_ids)
-    for token in tokens:
-        if token.type == "heading_open" and token.attrGet("id"):
-            anchor = base = str(token.attrGet("id"))
-            number = 1
-            while anchor in taken:
-                number += 1
-                anchor = f"{base}-{number}"
-            taken.add(anchor)
-            token.attrSet("id", anchor)
-    for token in tokens:
-        if token.children:
-            token.children = _images_as_links(token.children)
-    if resolve_link is not None:
-        for token in tokens:
-            for child in token.children or ():
-                href = child.attrGet("href") if child.type == "link_open" else None
-                if isinstance(href, str) and href.startswith("/"):
-                    child.attrSet("href", resolve_link(href))
+    ids = ids if ids is not None else PageIds()
+    links: list[ProseLink] = []
+    for index, token in enumerate(tokens):
+        if token.type == "heading_open" and token.tag in _ANCHORED_LEVELS:
+            token.attrSet("id", ids.claim(slugify(_plain_text(tokens[index + 1]))))
+        if token.type == "inline" and token.children:
+            line = first_line + (token.map[0] if token.map else 0)
+            token.children = _links(token.children, line, page_path, resolve_link, links)
     headings = tuple(
         Heading(str(token.attrGet("id")), _plain_text(tokens[index + 1]))
         for index, token in enumerate(tokens)
         if token.type == "heading_open" and token.tag == "h2"
     )
-    return Rendered(md.renderer.render(tokens, md.options, env), headings)
+    return Rendered(md.renderer.render(tokens, md.options, env), headings, tuple(links))
+
+
+def _links(
+    children: list[Token],
+    line: int,
+    page_path: str,
+    resolve_link: Callable[[str], str] | None,
+    links: list[ProseLink],
+) -> list[Token]:
+    """Publish or refuse each link and image of one inline run; note raw link Markdown."""
+    result: list[Token] = []
+    refused = 0
+    for child in children:
+        if child.type in ("softbreak", "hardbreak"):
+            line += 1
+        if child.type == "text":
+            for match in _RAW_LINK.finditer(child.content):
+                problem = (
+                    "is not a link: a target with spaces needs <angle brackets>, and brackets "
+                    "and parentheses must pair up; to show it as text, put it in `backticks`"
+                )
+                links.append(ProseLink(line, match.group(), "", problem))
+        if child.type == "link_close" and refused:
+            refused -= 1
+            continue
+        if child.type not in ("link_open", "image"):
+            result.append(child)
+            continue
+        typed = str(child.attrGet("src" if child.type == "image" else "href") or "")
+        href, problem = classify_target(typed, page_path)
+        if href.startswith("/") and resolve_link is not None:
+            href = resolve_link(href)
+        href = normalizeLink(href) if href else ""
+        links.append(ProseLink(line, typed, href, problem))
+        if child.type == "image":
+            result.extend(_image_as_link(child, href))
+        elif problem:
+            refused += 1
+        else:
+            child.attrSet("href", href)
+            result.append(child)
+    return result
+
+
+def _image_as_link(image: Token, href: str) -> list[Token]:
+    """Turn an image into a link to it, named by its alt text (plain text if refused).
+
+    The site hosts no images and its Content-Security-Policy loads none from elsewhere, so an
+    <img> would show broken; a link keeps the reference readable and reachable.
+    """
+    alt = "".join(
+        part.content for part in image.children or () if part.type in ("text", "code_inline")
+    )
+    label = Token("text", "", 0, content=f"Image: {alt or href or 'refused'}")
+    if not href:
+        return [label]
+    return [
+        Token("link_open", "a", 1, attrs={"href": href, "class": "image-link"}),
+        label,
+        Token("link_close", "a", -1),
+    ]

@@ -16,6 +16,7 @@ from pydantic import (
 
 from site_builder.claims import Verification
 from site_builder.errors import Problem
+from site_builder.inputs import Asset
 from site_builder.schema import (
     Acknowledgement,
     FrontMatter,
@@ -25,53 +26,7 @@ from site_builder.schema import (
     Scalar,
     SiteSettings,
 )
-
-# --- raw inputs, as read from disk (load.py) -------------------------------------------------
-
-
-@dataclass(frozen=True)
-class RawRecord:
-    """One decoded JSON record file; `source` is its path relative to the project root."""
-
-    source: str
-    data: dict[str, JsonValue]
-
-
-@dataclass(frozen=True)
-class RawDoc:
-    """One Markdown guide: its front matter mapping and the body text after it."""
-
-    source: str
-    front: dict[str, JsonValue]
-    body: str
-
-
-@dataclass(frozen=True)
-class Asset:
-    """A static file shipped with the site, such as the stylesheet."""
-
-    name: str
-    content: bytes
-
-
-@dataclass(frozen=True)
-class Inputs:
-    """Everything a build reads, plus the problems met while reading it."""
-
-    records: tuple[RawRecord, ...]
-    docs: tuple[RawDoc, ...]
-    settings: RawDoc
-    assets: tuple[Asset, ...]
-    registry: RawRecord | None = None
-    rules: RawDoc | None = None
-    static: tuple[Asset, ...] = ()
-    """Files of static/, copied verbatim; `name` is the path inside static/."""
-    acknowledged: RawDoc | None = None
-    """content/acknowledged.yaml, the site's accepted warnings."""
-    problems: tuple[Problem, ...] = ()
-    unreadable_ids: frozenset[str] = frozenset()
-    """operationIds seen in record files that could not be decoded."""
-
+from site_builder.vocabulary import Vocabulary
 
 # --- the normalised guide (normalize.py, assemble.py) --------------------------------------
 
@@ -101,8 +56,8 @@ class NearbyPage(BaseModel):
 class Evidence(BaseModel):
     """One audit record with its spelling variants resolved and its editorial parts removed.
 
-    The one typed model of a record that every later stage reads; templates never see the
-    raw keys (`label` vs `id`, `nearestPages` vs `closestPages`, `decision` vs `rolloutDecision`).
+    The one typed model of a record that every later stage reads, resolved by the record
+    vocabulary (`evidence`); templates never see the raw keys or their spelling variants.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -123,6 +78,20 @@ class Evidence(BaseModel):
     overlap_facts: tuple[tuple[str, JsonValue], ...]
     sections: tuple[tuple[str, JsonValue], ...]
     record: dict[str, JsonValue]
+    decision_at: str = "decision"
+    """The JSON path of the decision object, so its values carry their full paths."""
+    boundary_at: tuple[str, ...] = ()
+    """The JSON path of each `boundary` fact, in the same order."""
+    overlap_at: str = ""
+    """The JSON path of the overlap audit."""
+    distinct_intent: bool | None = None
+    """The overlap audit's claim that this guide's intent is distinct, if it makes one."""
+    sitemap_count: int | None = None
+    """The canonicals the live sitemap had when the record was checked, if counted."""
+    runtime_counts: tuple[tuple[str, int], ...] = ()
+    """The boundary's runtime counts by noun: (('GPU run', 0), ('model call', 0))."""
+    pinned_release: str = ""
+    """The release tag the audit pins, if its revisions name one."""
     """The whole record without its editorial sections: what the verification reads."""
 
 
@@ -138,6 +107,7 @@ class Normalized:
     rules: RuleFile = field(default_factory=RuleFile)
     static: tuple[Asset, ...] = ()
     acknowledged: tuple[Acknowledgement, ...] = ()
+    vocabulary: Vocabulary | None = None
     problems: tuple[Problem, ...] = ()
     """Every problem found so far; assembling adds its own, then the build stops once."""
     invalid_ids: frozenset[str] = frozenset()
@@ -151,6 +121,7 @@ class Doc:
     source: str
     front: FrontMatter
     body: str
+    body_line: int = 1
 
 
 @dataclass(frozen=True)
@@ -175,6 +146,8 @@ class Guide:
     """The live registry page this guide takes over on purpose (its own URL), if declared."""
     acknowledge: tuple[Acknowledgement, ...] = ()
     """Warnings about this guide the editor accepts, from its front matter."""
+    body_line: int = 1
+    """The prose file's line number of the body's first line, for locating prose findings."""
 
     @property
     def source(self) -> str:
@@ -211,6 +184,8 @@ class Site:
     """The site's accepted warnings (content/acknowledged.yaml)."""
     production: bool = False
     """A production deploy build: a live page that would answer 404 is an error."""
+    vocabulary: Vocabulary | None = None
+    """The names records use (content/vocabulary.yaml); None only in hand-made test sites."""
 
     def canonical(self, url: str) -> str:
         """Return the absolute canonical form of a site-relative URL."""
@@ -231,11 +206,24 @@ class Site:
 
 
 @dataclass(frozen=True)
+class ProseLink:
+    """A link an editor wrote in a guide's prose: its line, the target as typed, as published."""
+
+    line: int
+    typed: str
+    href: str
+    """The published target; "" when the link was refused (see `problem`)."""
+    problem: str = ""
+
+
+@dataclass(frozen=True)
 class Page:
     """One output file: its path inside the site folder and its bytes."""
 
     path: str
     content: bytes
+    links: tuple[ProseLink, ...] = ()
+    """The prose links of a guide page, so link findings name the line the editor wrote."""
 
 
 Severity = Literal["error", "warning", "info"]

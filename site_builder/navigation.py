@@ -1,8 +1,8 @@
 """How readers move between guides: tag pages, verdict families, related and adjacent guides.
 
 Pure functions of the assembled site. The first tag of a guide names its engine (`sglang`,
-`vllm`); the others are topics. A verdict family groups classifications by what the reader
-does next (adopt, adopt with guardrails, hold), read from the classification's words.
+`vllm`); the others are topics. A verdict family (content/vocabulary.yaml) groups
+classifications by what the reader does next, read from the classification's words.
 """
 
 from __future__ import annotations
@@ -12,44 +12,14 @@ from dataclasses import dataclass
 
 from site_builder.models import Guide, Site
 from site_builder.urls import page_key
+from site_builder.vocabulary import Family
 
 RELATED_LIMIT = 3
 
 
-@dataclass(frozen=True)
-class Family:
-    """A verdict family on the guides index: its name, anchor, meaning and the words it reads."""
-
-    name: str
-    anchor: str
-    summary: str
-    pattern: re.Pattern[str]
-
-
-FAMILIES = (
-    Family(
-        "Hold: do not adopt yet",
-        "hold",
-        "The evidence rejects the change or waits for a fix; stay on the current setup.",
-        re.compile(
-            r"\b(reject|rejected|wait|block|blocked|avoid|do-not|dont|hold|revert|not|no|never"
-            r"|disable|disabled)\b"
-        ),
-    ),
-    Family(
-        "Adopt with guardrails",
-        "guardrails",
-        "Usable behind a canary, a pilot, a fail-closed gate or a rollback switch.",
-        re.compile(r"\b(canary|pilot|gate|gated|fail-closed|lab|narrow|staged|limited|rollback)\b"),
-    ),
-    Family(
-        "Adopt",
-        "adopt",
-        "The evidence supports turning it on.",
-        re.compile(r"\b(adopt|default|enable|enabled|ship|recommend|recommended|go)\b"),
-    ),
+OTHER = Family(
+    name="Other verdicts", anchor="other", summary="Verdicts that name no adoption step.", words=()
 )
-OTHER = Family("Other verdicts", "other", "Verdicts that name no adoption step.", re.compile("$^"))
 
 
 @dataclass(frozen=True)
@@ -84,21 +54,24 @@ class Neighbours:
     related: tuple[Guide, ...]
 
 
-def verdict_family(classification: str) -> Family:
-    """Return the family of a classification slug (`narrow-lab-pilot-only` -> guardrails)."""
+def verdict_family(classification: str, families: tuple[Family, ...]) -> Family:
+    """Return the first family whose words the classification slug holds, else OTHER."""
     words = classification.lower().replace("_", "-")
     spaced = " ".join(re.split(r"[^a-z0-9]+", words))
-    for family in FAMILIES:
-        if family.pattern.search(words) or family.pattern.search(spaced):
+    for family in families:
+        if family.words and (family.pattern.search(words) or family.pattern.search(spaced)):
             return family
     return OTHER
 
 
-def family_groups(guides: tuple[Guide, ...]) -> tuple[FamilyGroup, ...]:
-    """Return the non-empty verdict families in a fixed order, each with its guides."""
+def family_groups(site: Site) -> tuple[FamilyGroup, ...]:
+    """Return the non-empty verdict families of the vocabulary, in its order, with their guides."""
+    families = site.vocabulary.families if site.vocabulary else ()
     groups = []
-    for family in (*FAMILIES, OTHER):
-        members = tuple(g for g in guides if verdict_family(g.evidence.verdict) is family)
+    for family in (*families, OTHER):
+        members = tuple(
+            g for g in site.guides if verdict_family(g.evidence.verdict, families) is family
+        )
         if members:
             groups.append(FamilyGroup(family, members))
     return tuple(groups)

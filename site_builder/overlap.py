@@ -1,128 +1,108 @@
-"""Intent overlap: does a guide duplicate or cannibalise a page the site already has?
+"""Intent overlap: does a guide duplicate a page the site already has?
 
 Each guide is compared with every other guide and every registry page on its intent (title,
 reader job, description; a registry page's slug words stand in for a missing title), and
 between built guides on the full visible text and on the evidence itself (every published
-value of the record), so a copied record is caught even under new prose. On a large site candidates come from MinHash
-LSH (datasketch), so 10,000 pages cost about 10,000 lookups, not 50 million pairs; a small
-site compares every pair. Each candidate pair is scored exactly (Jaccard of word shingles).
-The only module that imports datasketch.
+value of the record), so a copied record is caught even under new prose. On a large site
+candidates come from MinHash LSH (datasketch: only this module imports it), so 10,000 pages cost
+about 10,000 lookups, not 50 million pairs; a small site compares every pair. Each candidate
+pair is scored exactly (Jaccard of word shingles). A finding about a pair names the newer
+guide's files (`newness`): a new guide never files a finding against an existing one.
 """
 
 from __future__ import annotations
 
-import re
 import zlib
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass, replace
-from itertools import pairwise
+from dataclasses import replace
 
-from site_builder.models import Evidence, Finding, Guide, Site
+from site_builder.models import Evidence, Finding, Guide, Severity, Site
 from site_builder.scan import PageScan
 from site_builder.schema import JsonValue
-from site_builder.urls import canonical_url, page_key
+from site_builder.seo import (
+    NEAR_DUPLICATE,
+    SAME_JOB,
+    Doc,
+    display_url,
+    newer_first,
+    reviewed,
+    shingles,
+)
 
-NEAR_DUPLICATE = 0.9
-"""Crawlers (Screaming Frog) flag near-duplicates at 90% MinHash similarity: an error here."""
 STRONG_OVERLAP = 0.4
 """Below the near-duplicate level but worth a human look: a warning. The four seed guides
 score under 0.1 against each other and every registry page."""
+CLOSEST = 3
+"""How many closest pages of each guide `--audit` lists, with their scores."""
+CLOSEST_CHECK = "closest"
 NUM_PERM = 128
 ESTIMATE_MARGIN = 0.15
 """How far below STRONG_OVERLAP a MinHash estimate may fall and still be scored exactly."""
 EXACT_PAIR_LIMIT = 5_000
 """Up to this many pairs every pair is scored exactly; beyond it MinHash LSH picks candidates."""
-_WORD = re.compile(r"[a-z0-9]+(?:[.\-][a-z0-9]+)*")
-_STOPWORDS = frozenset(
-    [
-        "a",
-        "an",
-        "and",
-        "are",
-        "as",
-        "at",
-        "be",
-        "by",
-        "for",
-        "from",
-        "how",
-        "in",
-        "into",
-        "is",
-        "it",
-        "its",
-        "of",
-        "on",
-        "or",
-        "the",
-        "this",
-        "to",
-        "what",
-        "when",
-        "which",
-        "who",
-        "with",
-        "your",
-        "you",
-        "guide",
-        "page",
-        "glm52",
-        "ai",
-    ]
-)
-
-
-@dataclass(frozen=True)
-class Doc:
-    """One page as the overlap check sees it."""
-
-    key: str
-    label: str
-    reader_job: str
-    source: str
-    guide: Guide | None
-    shingles: frozenset[str]
+_LEVELS = {
+    "near": (
+        "a near-duplicate of",
+        "give this page a job of its own (title, reader job, description) or merge them",
+    ),
+    "same": (
+        "a reworded duplicate of",
+        "one search intent: give this guide its own title, reader job and description, or "
+        "name the page as a nearest page in the record's overlap audit, with the difference",
+    ),
+    "reviewed": (
+        "a strong overlap with",
+        "reviewed: the overlap audit states the difference (acknowledge it if it holds)",
+    ),
+    "": (
+        "a strong overlap with",
+        "make the difference plain in the title and reader job, or name the page as a nearest "
+        "page in the record's overlap audit, with the difference",
+    ),
+}
+"""What an overlapping pair is called, and what to change, by how it was judged."""
 
 
 def check_overlap(site: Site, scans: Iterable[PageScan]) -> list[Finding]:
-    """Return near-duplicate errors and strong-overlap warnings for every guide."""
-    guide_keys = {guide.url for guide in site.guides}
-    docs = [_guide_doc(guide) for guide in site.guides]
-    # registry_by_key holds one entry per page: a page listed twice is a canonical error,
-    # reported by check_canonical_uniqueness, and is compared once here.
-    for key, entry in sorted(site.registry_by_key.items()):
-        if key not in guide_keys:
-            words = key.strip("/").split("/")[-1].replace("-", " ")
-            text = f"{entry.title} {entry.reader_job} {words}"
-            shingles = _shingles(text, 2)
-            docs.append(
-                Doc(key, entry.title or key, entry.reader_job, site.registry_source, None, shingles)
-            )
-    texts = {scan.key: scan.text for scan in scans if scan.key in guide_keys}
-    guides = [doc for doc in docs if doc.guide is not None]
-    bodies = [replace(doc, shingles=_shingles(texts.get(doc.key, ""), 3)) for doc in guides]
-    evidence = [
-        replace(doc, shingles=_shingles(_evidence_text(doc.guide.evidence), 3))
-        for doc in guides
-        if doc.guide is not None
-    ]
+    """Return overlap and distinct-intent findings, and each guide's closest pages (notes)."""
+    docs = _page_docs(site)
+    built = {doc.key for doc in docs if doc.guide is not None}
+    texts = {scan.key: scan.text for scan in scans if scan.key in built}
+    guides = [(doc, doc.guide) for doc in docs if doc.guide is not None]
+    bodies = [replace(doc, shingles=shingles(texts.get(doc.key, ""), 3)) for doc, _ in guides]
+    evidence = [replace(d, shingles=shingles(_evidence_text(g.evidence), 3)) for d, g in guides]
     scores: dict[tuple[str, str], tuple[float, str]] = {}
     for kind, group in (("intent", docs), ("visible text", bodies), ("evidence", evidence)):
-        for a, b, score in _similar_pairs(group):
+        for a, b, score in _scored_pairs(group):
             if score > scores.get((a.key, b.key), (0.0, ""))[0]:
                 scores[(a.key, b.key)] = (score, kind)
     by_key = {doc.key: doc for doc in docs}
     findings: list[Finding] = []
     for (a_key, b_key), (score, kind) in sorted(scores.items()):
-        findings.extend(_findings(by_key[a_key], by_key[b_key], score, kind, site))
-    return findings
+        if score >= STRONG_OVERLAP:
+            new, old = newer_first(by_key[a_key], by_key[b_key], site)
+            findings.extend(_findings(new, old, score, kind, site))
+    return findings + _closest(scores, by_key, site.settings.base_url)
+
+
+def _page_docs(site: Site) -> list[Doc]:
+    """Return the intent document of every guide, then of every registry page not built here."""
+    docs = [_guide_doc(guide) for guide in site.guides]
+    built = {guide.url for guide in site.guides}
+    # registry_by_key holds one entry per page: a page listed twice is a canonical error,
+    # reported by check_canonical_uniqueness, and is compared once here.
+    for key, entry in sorted(site.registry_by_key.items()):
+        if key not in built:
+            words = key.strip("/").split("/")[-1].replace("-", " ")
+            text = shingles(f"{entry.title} {entry.reader_job} {words}", 2)
+            docs.append(Doc(key, entry.reader_job, site.registry_source, None, text))
+    return docs
 
 
 def _guide_doc(guide: Guide) -> Doc:
     """Return a guide's intent document."""
     text = f"{guide.title} {guide.reader_job} {guide.description}"
-    source = guide.source
-    return Doc(guide.url, guide.title, guide.reader_job, source, guide, _shingles(text, 2))
+    return Doc(guide.url, guide.reader_job, guide.source, guide, shingles(text, 2))
 
 
 def _evidence_text(evidence: Evidence) -> str:
@@ -146,14 +126,6 @@ def _evidence_text(evidence: Evidence) -> str:
         elif value is not None:
             parts.append(str(value))
     return " ".join(parts)
-
-
-def _shingles(text: str, size: int) -> frozenset[str]:
-    """Return the word n-grams (1..size for intents, exactly size for long text) of a text."""
-    words = [word for word in _WORD.findall(text.lower()) if word not in _STOPWORDS]
-    if size == 2:
-        return frozenset(words) | frozenset(map(" ".join, pairwise(words)))
-    return frozenset(" ".join(words[i : i + size]) for i in range(len(words) - size + 1))
 
 
 def _candidates(docs: list[Doc]) -> Iterator[tuple[Doc, Doc]]:
@@ -203,85 +175,68 @@ def _lsh_candidates(docs: list[Doc], guides: list[Doc]) -> Iterator[tuple[Doc, D
                 yield doc, by_key[other_key]
 
 
-def _similar_pairs(docs: list[Doc]) -> list[tuple[Doc, Doc, float]]:
-    """Return each pair involving a guide whose exact Jaccard reaches STRONG_OVERLAP."""
+def _scored_pairs(docs: list[Doc]) -> list[tuple[Doc, Doc, float]]:
+    """Return each candidate pair involving a guide with its exact Jaccard, if above zero."""
     pairs = []
     for doc, other in _candidates([doc for doc in docs if doc.shingles]):
         shared = len(doc.shingles & other.shingles)
-        score = shared / (len(doc.shingles) + len(other.shingles) - shared)
-        if score >= STRONG_OVERLAP:
+        if shared:
+            score = shared / (len(doc.shingles) + len(other.shingles) - shared)
             pairs.append((doc, other, round(score, 3)))
     return pairs
 
 
-def _reviewed(doc: Doc, other: Doc, base_url: str) -> bool:
-    """Return whether either page's overlap audit names the other with a stated difference."""
-    for this, that in ((doc, other), (other, doc)):
-        if this.guide is None:
-            continue
-        evidence = this.guide.evidence
-        for page in evidence.nearby:
-            stated = page.difference or evidence.nearby_note
-            if stated and page_key(page.url, base_url) == that.key:
-                return True
-    return False
+def _findings(new: Doc, old: Doc, score: float, kind: str, site: Site) -> list[Finding]:
+    """Describe one overlapping pair, filed against the newer guide.
 
-
-def _findings(doc: Doc, other: Doc, score: float, kind: str, site: Site) -> list[Finding]:
-    """Describe one overlapping pair: an error at the near-duplicate level, else a warning."""
+    An error at NEAR_DUPLICATE, or for an intent of SAME_JOB or more that no overlap audit
+    tells apart; else a warning.
+    """
+    base = site.settings.base_url
     near = score >= NEAR_DUPLICATE
-    reviewed = not near and _reviewed(doc, other, site.settings.base_url)
-    other_url = other.key if other.guide else canonical_url(other.key, site.settings.base_url)
-    jobs = f"reader jobs: '{doc.reader_job or '?'}' vs '{other.reader_job or '?'}'"
-    level = "near-duplicate of" if near else "strong overlap with"
-    if near:
-        note = "; give this page a job of its own (title, reader job, description) or merge them"
-    elif reviewed:
-        note = "; reviewed: the overlap audit states the difference (acknowledge it if it holds)"
-    else:
-        note = (
-            "; make the difference plain in the title and reader job, or state it in the "
-            "record's overlap audit (nearestPages with a difference)"
-        )
-    message = f"{kind} is a {level} {other_url} (score {score:.2f}); {jobs}{note}"
-    findings = [
+    is_reviewed = reviewed(new, old, base)  # noted, but never lowers a near-duplicate
+    same = kind == "intent" and score >= SAME_JOB and not is_reviewed
+    level, note = _LEVELS["near" if near else "same" if same else "reviewed" if is_reviewed else ""]
+    jobs = f"reader jobs: '{new.reader_job or '?'}' vs '{old.reader_job or '?'}'"
+    message = f"{kind} is {level} {display_url(old, base)} (score {score:.2f}); {jobs}; {note}"
+    severity: Severity = "error" if near or same else "warning"
+    finding = Finding(
+        "overlap", severity, new.source, message, new.key, (old.key,), score, is_reviewed
+    )
+    return [finding, *_distinct_claim(new, old, score)] if near else [finding]
+
+
+def _distinct_claim(new: Doc, old: Doc, score: float) -> list[Finding]:
+    """A new record that claims a distinct intent while a near-duplicate exists contradicts itself."""
+    if new.guide is None or new.guide.evidence.distinct_intent is not True:
+        return []
+    message = (
+        f"the record's overlap audit claims a distinct intent, but {old.key} is a near-duplicate "
+        f"(score {score:.2f}); give the page an intent of its own or withdraw the claim"
+    )
+    source = new.guide.evidence.source
+    return [Finding("distinct-intent", "error", source, message, new.key, (old.key,), score)]
+
+
+def _closest(
+    scores: Mapping[tuple[str, str], tuple[float, str]], by_key: Mapping[str, Doc], base_url: str
+) -> list[Finding]:
+    """Note the CLOSEST pages of each guide and their best score, however low (for --audit)."""
+    near: dict[str, list[tuple[float, str, str]]] = {}
+    for (a_key, b_key), (score, kind) in scores.items():
+        near.setdefault(a_key, []).append((-score, b_key, kind))
+        if by_key[b_key].guide is not None:
+            near.setdefault(b_key, []).append((-score, a_key, kind))
+    return [
         Finding(
-            "overlap",
-            "error" if near else "warning",
-            doc.source,
-            message,
-            doc.key,
-            (other.key,),
-            score,
-            reviewed,
+            CLOSEST_CHECK,
+            "info",
+            by_key[key].source,
+            f"{kind}: {-minus:.2f} with {display_url(by_key[other], base_url)}",
+            key,
+            (other,),
+            -minus,
         )
+        for key, pages in sorted(near.items())
+        for minus, other, kind in sorted(pages)[:CLOSEST]
     ]
-    if near:
-        findings.extend(_distinct_claims(doc, other, score))
-    return findings
-
-
-def _distinct_claims(doc: Doc, other: Doc, score: float) -> list[Finding]:
-    """A record that claims distinctIntent while a near-duplicate exists contradicts itself."""
-    findings = []
-    for this, that in ((doc, other), (other, doc)):
-        if this.guide is None:
-            continue
-        facts: Mapping[str, object] = dict(this.guide.evidence.overlap_facts)
-        if facts.get("distinctIntent") is True:
-            message = (
-                f"the record claims distinctIntent: true, but {that.key} is a near-duplicate "
-                f"(score {score:.2f})"
-            )
-            findings.append(
-                Finding(
-                    "distinct-intent",
-                    "error",
-                    this.guide.evidence.source,
-                    message,
-                    this.key,
-                    (that.key,),
-                    score,
-                )
-            )
-    return findings

@@ -11,11 +11,12 @@ from site_builder.claims import Verification
 from site_builder.config import BuildConfig
 from site_builder.deploy import static_pages
 from site_builder.load import load_inputs
-from site_builder.models import BuildReport, Page, Site
+from site_builder.models import BuildReport, Normalized, Page, Site
 from site_builder.normalize import normalize
 from site_builder.render import render_site
 from site_builder.search import search_pages
 from site_builder.verify import verify_site
+from site_builder.vocabulary import using
 from site_builder.write import write_site
 
 
@@ -25,7 +26,16 @@ def build(config: BuildConfig, *, write: bool = True) -> BuildReport:
     Drafts are checked like every guide; unless `config.include_drafts`, the site written is
     rendered again without them, and that deploy is checked too.
     """
-    site = assemble(normalize(load_inputs(config)), config.build_date, production=config.production)
+    normalized = normalize(load_inputs(config))
+    # Keys read by shape anywhere in a record (caveats, verdicts) and word spellings come
+    # from the project's vocabulary for the whole build.
+    with using(normalized.vocabulary):
+        return _build(normalized, config, write)
+
+
+def _build(normalized: Normalized, config: BuildConfig, write: bool) -> BuildReport:
+    """Assemble, verify, render, check and write one validated project."""
+    site = assemble(normalized, config.build_date, production=config.production)
     verifications = verify_site(site)
     leave_out_drafts = bool(site.drafts) and not config.include_drafts
     pages = _render(site, config, verifications)

@@ -17,7 +17,7 @@ from pathlib import Path
 from watchfiles import watch
 
 from site_builder.config import BuildConfig
-from site_builder.errors import InputError, OutputError
+from site_builder.errors import BuilderError, InputError, OutputError
 from site_builder.pipeline import build
 
 KEEP_SITES = 2
@@ -115,7 +115,7 @@ def _build_outcome(config: BuildConfig, out: Path) -> tuple[tuple[str, ...], tup
         report = build(preview)
     except InputError as error:
         return tuple(str(problem) for problem in error.problems), ()
-    except OutputError as error:
+    except (OutputError, BuilderError) as error:
         return (str(error),), ()
     except Exception as error:  # the preview must survive any failure of one rebuild
         return (f"{type(error).__name__}: {error}",), ()

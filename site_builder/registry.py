@@ -22,7 +22,7 @@ from site_builder.errors import InputError, Problem
 from site_builder.load import REGISTRY_NAME, load_inputs
 from site_builder.normalize import normalize
 from site_builder.schema import RegistryEntry
-from site_builder.urls import page_key
+from site_builder.urls import canonical_url, page_key
 from site_builder.write import write_file_atomic
 
 MAX_INDEX_DEPTH = 5
@@ -48,6 +48,9 @@ class ImportReport:
     updated: int
     foreign: int
     total: int
+    merged: tuple[tuple[str, str], ...] = ()
+    """(URL as the sitemap spells it, registry URL it was merged into), for every URL spelled
+    otherwise than the registry (`www.`, `http:`, case, a missing trailing slash), in order."""
 
 
 def import_sitemap(config: BuildConfig, sitemap: Path) -> ImportReport:
@@ -119,15 +122,19 @@ def merge(
     ]
     added = updated = foreign = 0
     imported: set[str] = set()
+    merged_spellings: dict[str, str] = {}
     for url in urls:
         key = page_key(url.loc, base_url)
         if key is None:
             foreign += 1
             continue
+        known = by_key.get(key)
+        spelled = canonical_url(known.url, base_url) if known and known.url.startswith("/") else ""
+        if known is not None and url.loc.strip() not in {known.url, spelled}:
+            merged_spellings.setdefault(url.loc.strip(), known.url)
         if key in imported:
             continue  # the first mention of a page in the sitemap wins
         imported.add(key)
-        known = by_key.get(key)
         if known is None:
             by_key[key] = RegistryEntry(url=url.loc.strip(), lastmod=url.lastmod)
             added += 1
@@ -137,7 +144,8 @@ def merge(
     merged = sorted(
         [*by_key.values(), *kept], key=lambda e: (page_key(e.url, base_url) or "", e.url)
     )
-    return merged, ImportReport(len(urls), added, updated, foreign, len(merged))
+    spellings = tuple(merged_spellings.items())
+    return merged, ImportReport(len(urls), added, updated, foreign, len(merged), spellings)
 
 
 def dump_registry(entries: list[RegistryEntry]) -> str:

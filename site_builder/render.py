@@ -7,46 +7,32 @@ and a small site-wide summary, so pages can later be rendered in parallel or alo
 from __future__ import annotations
 
 import hashlib
+import re
 import traceback
 from collections.abc import Mapping
-from datetime import UTC, datetime
+from datetime import date, datetime
 from pathlib import Path
 from typing import Any
 
-from jinja2 import Environment, FileSystemLoader, StrictUndefined, TemplateError
+from jinja2 import Environment, FileSystemLoader, StrictUndefined, TemplateError, meta
 from markupsafe import Markup
 
+from site_builder.cells import format_time, machine_time
 from site_builder.claims import Verification
 from site_builder.config import BuildConfig
 from site_builder.deploy import DeployPlan, plan_deploy, redirect_rules, sitemap_entries
-from site_builder.errors import InputError, Problem
+from site_builder.errors import BuilderError, InputError, Problem
 from site_builder.humanize import humanize_slug
+from site_builder.inputs import Asset
 from site_builder.markdown import render_markdown
-from site_builder.models import Asset, Guide, Page, Site
+from site_builder.models import Page, Site
 from site_builder.navigation import SiteNavigation, TagPage, family_groups, tag_pages
+from site_builder.pageview import PageView, page_view
 from site_builder.structured import guide_json_ld, modified_at, published_at
 from site_builder.urls import page_key
-from site_builder.views import guide_view, pinned_release
 
 LATEST_ON_HOME = 10
-PAGE_IDS = frozenset(
-    [
-        "main",
-        "verdict",
-        "evidence-boundary",
-        "toc-title",
-        "invariants",
-        "revisions",
-        "revisions-table",
-        "model",
-        "sources",
-        "nearby-guides",
-        "overlap-audit",
-        "related-guides",
-        "site-search-q",
-    ]
-)
-"""Ids the guide template itself uses; prose headings never take them."""
+_LITERAL_ID = re.compile(r'\bid="([^"{}]+)"')
 SITE_PAGES = frozenset(
     {"/", "/guides/", "/tags/", "/search/", "/404.html", "/sitemap.xml", "/robots.txt", "/atom.xml"}
 )
@@ -78,22 +64,16 @@ def render_site(
     pages, asset_urls = _asset_pages(site.assets)
     tags = tag_pages(site.guides)
     common: dict[str, Any] = {"site": site, "settings": site.settings, "assets": asset_urls}
+    views = _page_views(env, site, verifications, config)
     try:
         intro = _markdown(site.settings.intro)
         latest = site.guides[:LATEST_ON_HOME]
-        families = family_groups(site.guides)
+        families = family_groups(site)
         pages.append(_page(env, "index.html", "home.html", common, intro=intro, latest=latest))
         pages.append(_page(env, "guides/index.html", "guides.html", common, families=families))
         navigation = SiteNavigation(site)
         pages.extend(
-            render_guide(
-                env,
-                guide,
-                common,
-                verifications.get(guide.evidence.operation_id),
-                navigation,
-            )
-            for guide in site.guides
+            render_guide(env, views[guide.url], common, navigation) for guide in site.guides
         )
         pages.append(_page(env, "tags/index.html", "tags.html", common, tags=tags))
         pages.extend(
@@ -114,19 +94,52 @@ def render_site(
     return sorted(pages, key=lambda page: page.path)
 
 
+def template_ids(env: Environment, name: str) -> frozenset[str]:
+    """Return the literal ids a template and every template it uses write (`id="sources"`)."""
+    found: set[str] = set()
+    pending, seen = [name], set()
+    while pending:
+        current = pending.pop()
+        if current in seen:
+            continue
+        seen.add(current)
+        source = env.loader.get_source(env, current)[0] if env.loader else ""
+        found.update(_LITERAL_ID.findall(source))
+        pending.extend(used for used in meta.find_referenced_templates(env.parse(source)) if used)
+    return frozenset(found)
+
+
+def _page_views(
+    env: Environment, site: Site, verifications: Mapping[str, Verification], config: BuildConfig
+) -> dict[str, PageView]:
+    """Build every guide's view before any template runs; a failure there is a builder bug."""
+    try:
+        reserved = template_ids(env, "guide.html")
+    except (TemplateError, OSError) as error:
+        raise InputError([_template_problem(error, config)]) from None
+    views = {}
+    for guide in site.guides:
+        try:
+            views[guide.url] = page_view(
+                guide,
+                site,
+                verifications.get(guide.evidence.operation_id),
+                reserved,
+                lambda href: link_target(href, site),
+            )
+        except Exception as error:  # any failure here is ours, not the editor's
+            raise BuilderError(guide.source, error) from error
+    return views
+
+
 def render_guide(
-    env: Environment,
-    guide: Guide,
-    common: dict[str, Any],
-    verification: Verification | None,
-    navigation: SiteNavigation,
+    env: Environment, page: PageView, common: dict[str, Any], navigation: SiteNavigation
 ) -> Page:
-    """Render one guide page from the guide, its verification and the site-wide summary."""
+    """Render one guide page from its view and the site-wide summary."""
     site: Site = common["site"]
-    view = guide_view(guide, site, verification)
-    reserved = PAGE_IDS | {section.anchor for section in view.sections}
-    prose = render_markdown(guide.body, lambda href: link_target(href, site), reserved)
-    return _page(
+    view, prose = page.view, page.prose
+    guide = view.guide
+    rendered = _page(
         env,
         f"guides/{guide.slug}/index.html",
         "guide.html",
@@ -135,12 +148,13 @@ def render_guide(
         verified=view.verified,
         prose=Markup(prose.html),
         prose_headings=prose.headings,
-        release=pinned_release(guide),
+        release=guide.evidence.pinned_release,
         json_ld=tuple(Markup(data) for data in guide_json_ld(guide, site)),
         modified=modified_at(guide),
         published=published_at(guide),
         nav=navigation.neighbours(guide),
     )
+    return Page(rendered.path, rendered.content, prose.links)
 
 
 def link_target(href: str, site: Site) -> str:
@@ -223,14 +237,14 @@ def _sitemap(site: Site, tags: tuple[TagPage, ...], plan: DeployPlan) -> list[tu
     return sorted(entries.values())
 
 
-def _timestamp(value: datetime) -> str:
-    """Return a time as readers see it: 2026-08-24 11:09 UTC."""
-    return value.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")
+def _timestamp(value: datetime | date) -> str:
+    """Return a time as readers see it: 2026-08-24 11:09 UTC (cells.format_cell agrees)."""
+    return format_time(value)
 
 
-def _iso(value: datetime) -> str:
+def _iso(value: datetime | date) -> str:
     """Return a time in W3C format, in UTC: 2026-08-24T11:09:48+00:00."""
-    return value.astimezone(UTC).isoformat(timespec="seconds")
+    return machine_time(value)
 
 
 def _template_problem(error: Exception, config: BuildConfig) -> Problem:

@@ -6,8 +6,13 @@ JSON schema `glm52-audit/1` (documented in the README):
                  "pages": int},
      "findings": [{"check", "severity", "page", "source", "message", "related", "score",
                    "reviewed", "acknowledged"}, ...],
-     "records": [{"source", "checked", "verified", "unverifiable", "contradicted",
-                  "items": [{"path", "kind", "state", "expected", "found", "reason"}]}, ...]}
+     "records": [{"source", "checked", "verified", "inferred", "unverifiable", "unexplained",
+                  "contradicted", "items": [{"path", "kind", "state", "expected", "found",
+                  "reason", "formula"}]}, ...],
+     "closest": {"<guide URL>": [{"url", "score", "kind"}, ...], ...}}
+
+The closest pages of each guide arrive as `closest` notes from the overlap check; they are
+listed in their own section, not among the findings, and not counted.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ from itertools import groupby
 from site_builder.claims import Verification
 from site_builder.errors import Problem, one_line
 from site_builder.models import Finding
+from site_builder.overlap import CLOSEST_CHECK, NEAR_DUPLICATE, STRONG_OVERLAP
 
 SCHEMA = "glm52-audit/1"
 SITE_WIDE = "(site)"
@@ -34,6 +40,7 @@ def problems_as_findings(problems: Sequence[Problem]) -> list[Finding]:
 
 def counts(findings: Sequence[Finding]) -> dict[str, int]:
     """Return how many findings there are of each severity."""
+    findings = _findings(findings)
     return {
         "errors": sum(1 for f in findings if f.severity == "error"),
         "warnings": sum(1 for f in findings if f.severity == "warning"),
@@ -50,7 +57,11 @@ def format_text(
     verifications: Sequence[Verification] = (),
 ) -> str:
     """Return the report as text: a heading per page, one line per finding, a summary line."""
-    shown = [f for f in findings if include_info or (f.severity != "info" and not f.acknowledged)]
+    shown = [
+        f
+        for f in _findings(findings)
+        if include_info or (f.severity != "info" and not f.acknowledged)
+    ]
     lines = []
     for page, group in groupby(sorted(shown, key=_order), key=lambda f: f.page or SITE_WIDE):
         lines.append(one_line(page))
@@ -67,15 +78,33 @@ def format_text(
     if include_info and verifications:
         lines.append("Record verification (claims checked, verified, unverifiable, contradicted):")
         for verification in verifications:
+            inferred = sum(
+                1 for check in verification.checks if check.inferred and check.state == "verified"
+            )
             lines.append(
                 f"  {verification.source}: {len(verification.checks)} checked, "
-                f"{verification.count('verified')} verified, "
+                f"{verification.count('verified')} verified ({inferred} by an inferred formula), "
                 f"{verification.count('unverifiable')} unverifiable, "
+                f"{verification.count('unexplained')} unexplained, "
                 f"{verification.count('contradicted')} contradicted"
             )
             for check in verification.checks:
                 if check.state == "unverifiable":
                     lines.append(f"    unverifiable {check.path}: {check.reason}")
+                elif check.state == "unexplained":
+                    lines.append(
+                        f"    unexplained {check.path}: expected {check.expected}, "
+                        f"found {check.found}"
+                    )
+    closest = _closest(findings)
+    if include_info and closest:
+        lines.append(
+            f"Closest pages of each guide (similarity 0-1; overlap warnings from "
+            f"{STRONG_OVERLAP:.2f}, errors from {NEAR_DUPLICATE:.2f}):"
+        )
+        for page, near in closest.items():
+            listed = "; ".join(f"{n['url']} {n['score']:.2f} {n['kind']}" for n in near)
+            lines.append(one_line(f"  {page}: {listed}"))
     total = counts(findings)
     acknowledged = f" ({total['acknowledged']} acknowledged)" if total["acknowledged"] else ""
     hidden = "; --audit lists them" if total["acknowledged"] and not include_info else ""
@@ -106,11 +135,31 @@ def format_json(
                 "reviewed": f.reviewed,
                 "acknowledged": f.acknowledged,
             }
-            for f in sorted(findings, key=_order)
+            for f in sorted(_findings(findings), key=_order)
         ],
         "records": [_record_section(verification) for verification in verifications],
+        "closest": _closest(findings),
     }
     return json.dumps(report, indent=2, ensure_ascii=False)
+
+
+def _findings(findings: Sequence[Finding]) -> list[Finding]:
+    """Return the findings proper: everything but the closest-page notes."""
+    return [finding for finding in findings if finding.check != CLOSEST_CHECK]
+
+
+def _closest(findings: Sequence[Finding]) -> dict[str, list[dict[str, object]]]:
+    """Return each guide's closest pages, closest first: {page: [{url, score, kind}]}."""
+    notes = sorted(
+        (f for f in findings if f.check == CLOSEST_CHECK),
+        key=lambda f: (f.page, -(f.score or 0.0), f.related),
+    )
+    closest: dict[str, list[dict[str, object]]] = {}
+    for note in notes:
+        kind = note.message.split(":", 1)[0]  # overlap writes "<kind>: <score> with <url>"
+        entry = {"url": note.related[0], "score": note.score, "kind": kind}
+        closest.setdefault(note.page, []).append(entry)
+    return closest
 
 
 def _record_section(verification: Verification) -> dict[str, object]:
@@ -119,7 +168,11 @@ def _record_section(verification: Verification) -> dict[str, object]:
         "source": verification.source,
         "checked": len(verification.checks),
         "verified": verification.count("verified"),
+        "inferred": sum(
+            1 for check in verification.checks if check.inferred and check.state == "verified"
+        ),
         "unverifiable": verification.count("unverifiable"),
+        "unexplained": verification.count("unexplained"),
         "contradicted": verification.count("contradicted"),
         "items": [
             {
@@ -129,6 +182,7 @@ def _record_section(verification: Verification) -> dict[str, object]:
                 "expected": check.expected,
                 "found": check.found,
                 "reason": check.reason,
+                "formula": check.formula,
             }
             for check in verification.checks
             if check.state != "verified"

@@ -16,21 +16,28 @@ from pathlib import Path
 from site_builder.assemble import DESCRIPTION_LIMIT, slug_from_status
 from site_builder.config import BuildConfig
 from site_builder.errors import InputError, Problem
-from site_builder.humanize import SPELLINGS, humanize_key, humanize_slug, split_words
-from site_builder.load import REGISTRY_NAME, ReadError, decode_doc, decode_record, relative_path
-from site_builder.models import Evidence, RawRecord
-from site_builder.normalize import record_evidence
+from site_builder.evidence import record_evidence
+from site_builder.humanize import humanize_key, humanize_slug, split_words
+from site_builder.inputs import RawDoc, RawRecord
+from site_builder.load import (
+    REGISTRY_NAME,
+    VOCABULARY_NAME,
+    ReadError,
+    decode_doc,
+    decode_record,
+    decode_settings,
+    relative_path,
+)
+from site_builder.models import Evidence
+from site_builder.normalize import vocabulary_of
 from site_builder.schema import FrontMatter
 from site_builder.urls import page_key
+from site_builder.vocabulary import Vocabulary, in_use, using
 
-MODEL = "GLM-5.2"
-ENGINES = {"sglang": "SGLang", "vllm": "vLLM"}
 TITLE_LIMIT = 120
 SLUG_LIMIT = 120
 READER_JOB_LIMIT = 300
 TOPIC_TAGS = 3
-STATUS_NOISE = frozenset({"pinned", "source", "zero", "runtime", "audit", "glm", *ENGINES})
-"""Status words every audit shares: they say how it was done, not what it is about."""
 STOP_WORDS = frozenset({"a", "an", "and", "by", "for", "in", "of", "on", "or", "the", "to"})
 """Words kept in the topic's wording but never made a tag."""
 HEADINGS = {
@@ -41,11 +48,42 @@ HEADINGS = {
 }
 _UNPRINTABLE = re.compile("[^\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 """Characters YAML may not hold raw in a one-line quoted scalar or comment."""
-_MODEL_NAME = re.compile(r"glm[-_.]?5[-_.]?2", re.IGNORECASE)
 
 
 def scaffold_guide(config: BuildConfig, record_path: Path, today: date) -> Path:
     """Write content/<slug>.md, a draft guide for the record at `record_path`; return its path."""
+    with using(_vocabulary(config)):
+        return _scaffold(config, record_path, today)
+
+
+def _vocabulary(config: BuildConfig) -> Vocabulary:
+    """Read and validate the record vocabulary, as a build does, or raise its problems."""
+    path = config.content_dir / VOCABULARY_NAME
+    source = relative_path(path, config.root)
+    problems: list[Problem] = []
+    try:
+        raw = RawDoc(source, decode_settings(path.read_bytes()), "")
+    except ReadError as error:
+        raise InputError([Problem(source, error.location, error.message)]) from None
+    except OSError as error:
+        message = f"cannot be read: {error.strerror or error}"
+        raise InputError([Problem(source, "file", message)]) from None
+    vocabulary = vocabulary_of(raw, problems)
+    if vocabulary is None:
+        raise InputError(problems)
+    return vocabulary
+
+
+def _words() -> Vocabulary:
+    """Return the vocabulary in use (scaffold_guide sets it)."""
+    vocabulary = in_use()
+    if vocabulary is None:
+        raise RuntimeError("no record vocabulary in use")
+    return vocabulary
+
+
+def _scaffold(config: BuildConfig, record_path: Path, today: date) -> Path:
+    """Write the scaffold with the project's vocabulary in use."""
     path, source = _locate(config, record_path)
     evidence = _read_record(path, source)
     slug = proposed_slug(evidence)
@@ -83,7 +121,8 @@ def guide_text(evidence: Evidence, slug: str, today: date, *, live: bool) -> str
     topic = _topic(evidence)
     wording = humanize_slug("-".join(topic)) if set(topic) - STOP_WORDS else "The audited change"
     verdict = _lower_first(humanize_slug(evidence.verdict))
-    where = f"{MODEL} on {engine}" if engine else MODEL
+    subject = _words().subject
+    where = f"{subject} on {engine}" if engine else subject
     title = _clip(f"{where}: {verdict}", TITLE_LIMIT)
     description = f"{wording} with {where}: the audit's verdict is {verdict}."
     reader_job = (
@@ -91,7 +130,7 @@ def guide_text(evidence: Evidence, slug: str, today: date, *, live: bool) -> str
         f"given the audit's verdict: {verdict}."
     )
     words = [word[:40] for word in topic if word not in STOP_WORDS and not word.isdigit()]
-    tags = [key for key, name in ENGINES.items() if name == engine]
+    tags = [key for key, name in _words().engines.items() if name == engine]
     tags += list(dict.fromkeys(words))[:TOPIC_TAGS]
     lines = [
         "---",
@@ -136,15 +175,21 @@ def proposed_slug(evidence: Evidence) -> str:
     topic = [word for word in _topic(evidence) if word not in STOP_WORDS]
     if not topic:
         return slug_from_status(evidence)
-    engine = [key for key, name in ENGINES.items() if name == _engine(evidence)]
-    slug = "-".join(["glm-5-2", *engine, *topic])
+    words = _words()
+    engine = [key for key, name in words.engines.items() if name == _engine(evidence)]
+    subject = re.sub(r"[^a-z0-9]+", "-", words.subject.lower()).strip("-")
+    slug = "-".join([subject, *engine, *topic])
     return slug if len(slug) <= SLUG_LIMIT else slug[:SLUG_LIMIT].rsplit("-", 1)[0]
 
 
 def _topic(evidence: Evidence) -> list[str]:
     """Return the words of the status that name what was audited, not how."""
-    status = _MODEL_NAME.sub(" ", evidence.status.lower())
-    return [word for word in re.split(r"[^a-z0-9]+", status) if word and word not in STATUS_NOISE]
+    words = _words()
+    letters = [char for char in words.subject.lower() if char.isalnum()]
+    subject = re.compile("[-_.]?".join(map(re.escape, letters)))
+    noise = {*words.method_words, *words.engines, *re.findall(r"[a-z]+", words.subject.lower())}
+    status = subject.sub(" ", evidence.status.lower())
+    return [word for word in re.split(r"[^a-z0-9]+", status) if word and word not in noise]
 
 
 def _locate(config: BuildConfig, record_path: Path) -> tuple[Path, str]:
@@ -172,7 +217,7 @@ def _read_record(path: Path, source: str) -> Evidence:
         message = f"cannot be read: {error.strerror or error}"
         raise InputError([Problem(source, "file", message)]) from None
     problems: list[Problem] = []
-    evidence = record_evidence(RawRecord(source, data), problems)
+    evidence = record_evidence(RawRecord(source, data), _words(), problems)
     if evidence is None:
         raise InputError(problems)
     return evidence
@@ -183,7 +228,7 @@ def _docs_with(config: BuildConfig, field: str, value: str) -> list[str]:
     found = []
     for path in sorted(config.content_dir.glob("**/*.md")):
         try:
-            front, _ = decode_doc(path.read_bytes())
+            front = decode_doc(path.read_bytes())[0]
         except (ReadError, OSError):
             continue
         if front.get(field) == value:
@@ -213,16 +258,17 @@ def _engine(evidence: Evidence) -> str | None:
         " ".join(f"{receipt.url} {receipt.name}" for receipt in evidence.receipts),
     )
     for text in places:
-        found = [name for key, name in ENGINES.items() if key in text.lower()]
+        found = [name for key, name in _words().engines.items() if key in text.lower()]
         if len(found) == 1:
             return found[0]
     return None
 
 
 def _lower_first(text: str) -> str:
-    """Lower a sentence's first letter unless the word has its own spelling (CUDA, SGLang)."""
+    """Lower a sentence's first letter unless the word has its own spelling (CUDA)."""
     first = text.split(" ", 1)[0]
-    if first.lower() in SPELLINGS or not first[:1].isupper() or first[1:] != first[1:].lower():
+    spelled = first.lower() in _words().spelling.lookup
+    if spelled or not first[:1].isupper() or first[1:] != first[1:].lower():
         return text
     return text[:1].lower() + text[1:]
 

@@ -48,9 +48,6 @@ JsonValue = Any
 
 Scalar = str | int | float | bool | None
 
-BOUNDARY_KEYS = frozenset({"boundary", "claimBoundary", "auditBoundary", "transferWarning"})
-"""Keys whose string values are caveats bounding the object they sit in, wherever it is."""
-
 
 class SiteSettings(BaseModel):
     """content/site.yaml: what the site is called and where it lives."""
@@ -77,6 +74,9 @@ class SiteSettings(BaseModel):
     """Live pages retired on purpose: old path -> the page that replaces it (a 301)."""
     publish_without_prose: StrictBool = False
     """Publish records that have no prose file (by default they are drafts: "needs prose")."""
+    strict_derived_numbers: StrictBool = False
+    """Fail the build on a derived number no rule covers and no inferred formula explains (by
+    default a warning: "expected 108.5 from (a - b) / b * 100, found 118.5")."""
 
     @field_validator("legacy_origin")
     @classmethod

@@ -52,7 +52,7 @@ def guide_json_ld(guide: Guide, site: Site) -> tuple[str, str]:
         "author": publisher,
         "publisher": publisher,
         "keywords": list(guide.tags),
-        "about": "GLM-5.2",
+        "about": site.vocabulary.subject if site.vocabulary else site.settings.title,
         "citation": [receipt.url for receipt in guide.evidence.receipts if receipt.url],
     }
     if guide.reader_job:

@@ -1,34 +1,32 @@
 """Verify each record's own claims: receipts, revisions, derived numbers and invariants.
 
 Receipts and revisions are checked built in, derived numbers and invariants by the rules in
-content/rules.yaml (safe formula evaluator): a pure function of one record and the rules.
+content/rules.yaml (safe formula evaluator): a pure function of one record and the rules. A
+derived number no rule covers is checked against a formula inferred from its neighbours (infer.py).
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Mapping
+from dataclasses import replace
 from datetime import datetime
-from decimal import Decimal
 from fnmatch import fnmatchcase
 from itertools import pairwise
 from typing import Any
 
-from site_builder.claims import ClaimCheck, Verification
+from site_builder.claims import ClaimCheck, Verification, agrees, rounded
 from site_builder.formula import FormulaError, evaluate
+from site_builder.infer import NO_RULE, Node, infer
+from site_builder.measurements import uncaveated_measurements
 from site_builder.models import Evidence, Site
-from site_builder.schema import BOUNDARY_KEYS, DerivedRule, RuleFile, is_http_url
+from site_builder.schema import DerivedRule, RuleFile, is_http_url
+from site_builder.vocabulary import in_use
 
 _HEX = re.compile(r"^[0-9a-f]+$")
 _COMMIT_KEY = re.compile(r"(commit|revision|head|sha)$", re.IGNORECASE)
 _TAG = re.compile(r"^v?\d+(\.\d+){1,3}([.+-]?[0-9A-Za-z][0-9A-Za-z.-]*)?$")
 _TIME_KEY = re.compile(r"[a-z](At|LastModified)$")
-_DERIVED_KEY = re.compile(r"^(calculated|computed)[A-Z]")
-_MEASUREMENT_KEY = re.compile(r"reported|measure", re.IGNORECASE)
-_ADD = "add one to it or around it saying what the number does not prove"
-
-Node = tuple[str, str, Any, tuple[Mapping[str, Any], ...], list[Any]]
-"""(JSON path, key, value, enclosing objects innermost first, rows beside it) of one field."""
 
 
 def verify_site(site: Site) -> dict[str, Verification]:
@@ -42,7 +40,7 @@ def verify(evidence: Evidence, rules: RuleFile) -> Verification:
     nodes = list(_walk(record))
     checks = [*_receipts(record), *_revisions(record, nodes), *_derived(nodes, rules)]
     checks += _invariants(evidence, rules)
-    warnings = [*_duplicate_receipts(record), *_uncaveated_measurements(record)]
+    warnings = [*_duplicate_receipts(record), *uncaveated_measurements(record)]
     return Verification(evidence.source, tuple(checks), tuple(warnings))
 
 
@@ -64,11 +62,13 @@ def _walk(
             yield from _walk(child, f"{path}.{index}", parents, value)
 
 
-def _check(path: str, kind: str, ok: bool, expected: str, found: Any) -> ClaimCheck:
-    """Return a verified or contradicted check."""
+def _check(
+    path: str, kind: str, ok: bool, expected: str, found: Any, formula: str = ""
+) -> ClaimCheck:
+    """Return a verified or contradicted check (with the rule's formula, if one decided it)."""
     if ok:
-        return ClaimCheck(path, kind, "verified")
-    return ClaimCheck(path, kind, "contradicted", expected, _show(found))
+        return ClaimCheck(path, kind, "verified", formula=formula)
+    return ClaimCheck(path, kind, "contradicted", expected, _show(found), formula=formula)
 
 
 def _show(value: Any) -> str:
@@ -188,33 +188,64 @@ def _parse_time(value: str) -> datetime:
 
 
 def _derived(nodes: list[Node], rules: RuleFile) -> Iterator[ClaimCheck]:
-    """Recompute every field a rule covers; a calculated*/computed* field with no rule is counted."""
+    """Recompute every field a rule covers; check other derived numbers by inferred formulas."""
     by_last_key: dict[str, list[DerivedRule]] = {}
     wildcard: list[DerivedRule] = []
+    cache: dict[Any, Any] = {}  # sums of the record's lists, shared by its inferences
     for rule in rules.derived:
         last = rule.field.rsplit(".", 1)[-1]
         if any(character in last for character in "*?["):
             wildcard.append(rule)
         else:
             by_last_key.setdefault(last, []).append(rule)
-    for path, key, value, scopes, rows in nodes:
+    for node in nodes:
+        path, key, value, scopes, rows = node
         candidates = by_last_key.get(key, []) + wildcard if wildcard else by_last_key.get(key, [])
         rule = next((rule for rule in candidates if _matches(rule.field, path)), None)
         if rule is None:
-            if _DERIVED_KEY.match(key) and not isinstance(value, Mapping | list):
-                yield ClaimCheck(
-                    path, "derived", "unverifiable", reason="no rule in content/rules.yaml"
-                )
+            name = _derived_name(path, key, value)
+            if isinstance(value, bool) and name:
+                reason = f"{NO_RULE} (formulas are inferred for numbers only)"
+                yield ClaimCheck(path, "derived", "unverifiable", reason=reason)
+            elif name:
+                yield infer(node, name, cache)
             continue
         try:
             expected = evaluate(rule.formula, scopes, {"key": key, "siblings": rows})
         except FormulaError as error:
-            yield ClaimCheck(path, "derived", "unverifiable", reason=f"inputs missing: {error}")
+            # A rule written for another record's field of the same name: infer instead.
+            reason = f"inputs missing: {error}"
+            name = _derived_name(path, key, value)
+            if name and not isinstance(value, bool):
+                check = infer(node, name, cache)
+                yield replace(
+                    check, reason=f"the rule for {rule.field} has {reason}; {check.reason}"
+                )
+            else:
+                yield ClaimCheck(path, "derived", "unverifiable", reason=reason)
             continue
-        ok = _agrees(expected, value, rule)
-        yield _check(
-            path, "derived", ok, f"{_show(_rounded(expected, value))} = {rule.formula}", value
-        )
+        if agrees(expected, value, rule.tolerance):
+            yield ClaimCheck(path, "derived", "verified", formula=rule.formula)
+        else:
+            shown = f"{_show(rounded(expected, value))} = {rule.formula}"
+            yield ClaimCheck(path, "derived", "contradicted", shown, _show(value), "", rule.formula)
+
+
+def _derived_name(path: str, key: str, value: Any) -> str:
+    """Return what a derived field is called, or '' for other fields: a key with a derived
+    prefix of the vocabulary (`calculatedX`), or the path down to a number inside an object so
+    named (`derived.speedup`)."""
+    vocabulary = in_use()
+    if vocabulary is None:
+        return ""
+    if vocabulary.is_derived_key(key) and isinstance(value, int | float):
+        return key
+    prefixes = tuple(vocabulary.derived_prefixes)
+    keys = [part for part in path.split(".")[:-1] if not part.isdigit()]
+    start = next((i for i, part in enumerate(keys) if part.startswith(prefixes)), None)
+    if start is None or isinstance(value, bool) or not isinstance(value, int | float):
+        return ""
+    return ".".join([*keys[start:], key])
 
 
 def _matches(pattern: str, path: str) -> bool:
@@ -224,36 +255,6 @@ def _matches(pattern: str, path: str) -> bool:
     return len(keys) >= len(wanted) and all(
         fnmatchcase(key, want) for key, want in zip(keys[-len(wanted) :], wanted, strict=True)
     )
-
-
-def _agrees(expected: Any, found: Any, rule: DerivedRule) -> bool:
-    """Compare numbers at the record's own precision (or the rule's tolerance), others exactly."""
-    numeric = (int, float)
-    if isinstance(expected, bool) or isinstance(found, bool) or not isinstance(expected, numeric):
-        return expected == found
-    if not isinstance(found, numeric):
-        return False
-    tolerance = (
-        rule.tolerance if rule.tolerance is not None else 0.5 * 10 ** -_decimals(found) + 1e-12
-    )
-    return abs(expected - found) <= tolerance
-
-
-def _decimals(value: float | int) -> int:
-    """Return how many decimals a recorded number carries: 10.284486 -> 6, 94 -> 0, 9e-06 -> 6."""
-    exponent = Decimal(repr(value)).as_tuple().exponent
-    return max(0, -exponent) if isinstance(exponent, int) else 0
-
-
-def _rounded(expected: Any, found: Any) -> Any:
-    """Show an expected number at the recorded precision."""
-    if (
-        isinstance(expected, float)
-        and isinstance(found, int | float)
-        and not isinstance(found, bool)
-    ):
-        return round(expected, max(_decimals(found), 1))
-    return expected
 
 
 def _invariants(evidence: Evidence, rules: RuleFile) -> Iterator[ClaimCheck]:
@@ -271,30 +272,5 @@ def _invariants(evidence: Evidence, rules: RuleFile) -> Iterator[ClaimCheck]:
         except FormulaError as error:
             yield ClaimCheck(path, "invariant", "unverifiable", reason=f"inputs missing: {error}")
             continue
-        yield _check(
-            path, "invariant", decided is claimed, f"{_show(decided)} = {rule.formula}", claimed
-        )
-
-
-def _uncaveated_measurements(record: Mapping[str, Any]) -> Iterator[tuple[str, str]]:
-    """A measurement from an outside source with no caveat on it or around it is a warning."""
-    for path, key, row, parents in _objects(record, "", "", ()):
-        numbers = any(isinstance(v, int | float) and not isinstance(v, bool) for v in row.values())
-        sourced = isinstance(row.get("source"), str) or bool(_MEASUREMENT_KEY.search(key))
-        caveated = any(name in BOUNDARY_KEYS for scope in (row, *parents) for name in scope)
-        if path and numbers and sourced and not caveated:
-            yield path, f"measurement has no boundary caveat (boundary, claimBoundary, ...); {_ADD}"
-
-
-def _objects(
-    value: Any, path: str, key: str, parents: tuple[Mapping[str, Any], ...]
-) -> Iterator[tuple[str, str, Mapping[str, Any], tuple[Mapping[str, Any], ...]]]:
-    """Yield every object (list rows included) with its path, its key and enclosing objects."""
-    if isinstance(value, Mapping):
-        yield path, key, value, parents
-        for child_key, child in value.items():
-            child_path = f"{path}.{child_key}" if path else child_key
-            yield from _objects(child, child_path, child_key, (value, *parents))
-    elif isinstance(value, list):
-        for index, child in enumerate(value):
-            yield from _objects(child, f"{path}.{index}", key, parents)
+        expected = f"{_show(decided)} = {rule.formula}"
+        yield _check(path, "invariant", decided is claimed, expected, claimed, rule.formula)

@@ -6,19 +6,15 @@ pages) each get one home on the page; every other record section is drawn by sha
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 from site_builder.blocks import Block, KeyValue, Pair, build_block
 from site_builder.cells import format_cell, is_scalar
 from site_builder.claims import ClaimCheck, Verification
 from site_builder.humanize import anchor_for, humanize_key, humanize_slug
-from site_builder.models import Guide, Receipt, Site
+from site_builder.models import Evidence, Guide, Receipt, Site
 from site_builder.schema import JsonValue, is_http_url
 from site_builder.urls import canonical_url, page_key
-
-_GPU_RUNS = re.compile(r"gpu.*runs?$", re.IGNORECASE)
-_MODEL_CALLS = re.compile(r"model.*calls?$", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -96,8 +92,9 @@ class GuideView:
     nearby: tuple[NearbyView, ...]
     nearby_note: str
     overlap_facts: KeyValue | None
-    verified: frozenset[str]
-    """JSON paths of the derived values the build recomputed and found right."""
+    verified: dict[str, str]
+    """JSON path of each derived value the build recomputed and found right -> the title of its
+    mark, naming the formula ("Recomputed by the build (inferred): a - b")."""
 
 
 def guide_view(guide: Guide, site: Site, verification: Verification | None = None) -> GuideView:
@@ -108,10 +105,13 @@ def guide_view(guide: Guide, site: Site, verification: Verification | None = Non
         guide=guide,
         verdict=humanize_slug(evidence.verdict),
         decision=tuple(
-            DecisionItem(humanize_key(key), build_block(key, value, "decision"))
+            DecisionItem(
+                humanize_key(key),
+                build_block(key, value, "decision", at=f"{evidence.decision_at}.{key}"),
+            )
             for key, value in evidence.decision
         ),
-        boundary=_boundary(evidence.boundary),
+        boundary=_boundary(evidence),
         sections=tuple(
             Section(humanize_key(key), anchor_for(key), build_block(key, value))
             for key, value in evidence.sections
@@ -122,30 +122,38 @@ def guide_view(guide: Guide, site: Site, verification: Verification | None = Non
         ),
         revisions=KeyValue("", "revisions", _pairs(evidence.revisions, "revisions"), ()),
         model_facts=build_block("model", dict(evidence.model_facts)),
-        receipts=tuple(_receipt(receipt) for receipt in evidence.receipts),
+        receipts=tuple(
+            _receipt(receipt, f"sourceReceipts.{index}")
+            for index, receipt in enumerate(evidence.receipts)
+        ),
         nearby=tuple(
             _nearby(page.url, page.reader_job, page.difference, site) for page in evidence.nearby
         ),
         nearby_note=evidence.nearby_note,
         overlap_facts=(
-            KeyValue("", "overlap-audit", _pairs(evidence.overlap_facts), ())
+            KeyValue("", "overlap-audit", _pairs(evidence.overlap_facts, evidence.overlap_at), ())
             if evidence.overlap_facts
             else None
         ),
-        verified=frozenset(
-            path
+        verified={
+            path: f"Recomputed by the build{' (inferred)' if check.inferred else ''}: {check.formula}"
+            if check.formula
+            else "Recomputed by the build from the record's own inputs"
             for path, check in checks.items()
             if check.kind == "derived" and check.state == "verified"
-        ),
+        },
     )
 
 
 def _invariant(name: str, holds: bool, check: ClaimCheck | None) -> Invariant:
-    """Return one checklist line: verified by the build, or only asserted by the audit."""
-    if check is None or check.state == "unverifiable":
-        reason = check.reason if check else ""
-        return Invariant(humanize_key(name), name, holds, "asserted", reason)
-    return Invariant(humanize_key(name), name, holds, check.state)
+    """Return one checklist line: verified by the build (the reason is its rule), contradicted
+    by the record's data (what the build computes), or only asserted by the audit (why)."""
+    label = humanize_key(name)
+    if check is not None and check.state == "verified":
+        return Invariant(label, name, holds, "verified", check.formula)
+    if check is not None and check.state == "contradicted":
+        return Invariant(label, name, holds, "contradicted", f"the build computes {check.expected}")
+    return Invariant(label, name, holds, "asserted", check.reason if check else "")
 
 
 def _pairs(fields: tuple[tuple[str, JsonValue], ...], at: str = "") -> tuple[Pair, ...]:
@@ -156,29 +164,19 @@ def _pairs(fields: tuple[tuple[str, JsonValue], ...], at: str = "") -> tuple[Pai
     )
 
 
-def _boundary(facts: tuple[tuple[str, JsonValue], ...]) -> BoundaryView | None:
+def _boundary(evidence: Evidence) -> BoundaryView | None:
     """Summarise the record's runtime boundary: 'Source audit: 0 GPU runs, 0 model calls'."""
+    facts, paths = evidence.boundary, evidence.boundary_at
     if not facts:
         return None
-    counts = [
-        (key, value)
-        for key, value in facts
-        if isinstance(value, int) and not isinstance(value, bool)
-    ]
-    gpu_runs = [value for key, value in counts if _GPU_RUNS.search(key)]
-    model_calls = [value for key, value in counts if _MODEL_CALLS.search(key)]
-    parts = []
-    if gpu_runs:
-        parts.append(_count(sum(gpu_runs), "GPU run"))
-    if model_calls:
-        parts.append(_count(sum(model_calls), "model call"))
-    runtime = sum(gpu_runs) + sum(model_calls)
+    parts = [_count(number, noun) for noun, number in evidence.runtime_counts]
+    runtime = sum(number for _, number in evidence.runtime_counts)
     kind = "Source audit" if parts and runtime == 0 else "Evidence boundary"
     summary = f"{kind}: {', '.join(parts)}" if parts else kind
     notes = tuple(value for _, value in facts if isinstance(value, str))
     pairs = tuple(
-        Pair(humanize_key(key), format_cell(value, key), False)
-        for key, value in facts
+        Pair(humanize_key(key), format_cell(value, key, at), False)
+        for (key, value), at in zip(facts, paths or [""] * len(facts), strict=True)
         if not isinstance(value, str) and is_scalar(value)
     )
     return BoundaryView(summary, notes, pairs)
@@ -189,14 +187,14 @@ def _count(number: int, noun: str) -> str:
     return f"{number:,} {noun}{'' if number == 1 else 's'}"
 
 
-def _receipt(receipt: Receipt) -> ReceiptView:
+def _receipt(receipt: Receipt, at: str) -> ReceiptView:
     """Return a receipt for the sources table."""
     return ReceiptView(
         name=receipt.name,
         url=receipt.url if is_http_url(receipt.url) else "",
         size=f"{receipt.bytes:,} bytes",
         sha256=receipt.sha256,
-        extra=_pairs(receipt.extra),
+        extra=_pairs(receipt.extra, at),
     )
 
 
@@ -213,17 +211,3 @@ def _nearby(url: str, reader_job: str, difference: str, site: Site) -> NearbyVie
     label = entry.title if entry and entry.title else key
     job = reader_job or (entry.reader_job if entry else "")
     return NearbyView(canonical_url(key, site.settings.base_url), label, job, difference)
-
-
-def pinned_release(guide: Guide) -> str:
-    """Return the release the audit pins (an audit tag, else the stable or release tag), or ''."""
-    tags = [
-        (key, value)
-        for key, value in guide.evidence.revisions
-        if isinstance(value, str) and re.fullmatch(r"v\d+(\.\d+)*\S*", value)
-    ]
-    for pattern in (r"audit", r"stable|release"):
-        for key, value in tags:
-            if re.search(pattern, key, re.IGNORECASE):
-                return value
-    return ""

@@ -18,21 +18,27 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from bs4 import BeautifulSoup
 
 from site_builder.config import BuildConfig
 from site_builder.pipeline import build
+from site_builder.vocabulary import Vocabulary, using
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 SEED_SITE = FIXTURES / "seed-site"
 """The test project's inputs: `records/` and `content/` (no templates: those are ROOT's)."""
+SEED_VOCABULARY = Vocabulary.model_validate(
+    yaml.safe_load((SEED_SITE / "content/vocabulary.yaml").read_text("utf-8"))
+)
+"""The fixture project's record vocabulary: what its builds read records with."""
 EDITORIAL_KEYS = ("aiHot", "aiHotCandidate", "serp", "discovery")
 BOUNDARY_KEYS = ("boundary", "claimBoundary", "auditBoundary", "transferWarning")
 
@@ -92,6 +98,13 @@ class Project:
         return run_build(self.root, *args, env=env)
 
 
+def audit(project: Project) -> tuple[int, dict[str, Any]]:
+    """Run `--audit --format json` in a project; return the exit code and the parsed report."""
+    result = project.run("--audit", "--format", "json")
+    assert "Traceback" not in result.stderr
+    return result.returncode, json.loads(result.stdout)
+
+
 def run_build(
     root: Path, *args: str, env: dict[str, str] | None = None, cwd: Path | None = None
 ) -> subprocess.CompletedProcess[str]:
@@ -124,6 +137,13 @@ def copy_project(target: Path, source: Path = SEED_SITE) -> Project:
         ROOT / "site_builder", target / "site_builder", ignore=shutil.ignore_patterns("__pycache__")
     )
     return Project(target)
+
+
+@pytest.fixture(autouse=True)
+def seed_vocabulary() -> Iterator[Vocabulary]:
+    """In-process tests read records with the seed project's vocabulary, as its builds do."""
+    with using(SEED_VOCABULARY):
+        yield SEED_VOCABULARY
 
 
 @pytest.fixture

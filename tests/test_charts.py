@@ -280,6 +280,12 @@ def column(section: Tag, title: str) -> list[str]:
     return [row.find_all("td")[index].get_text(strip=True) for row in table.select("tbody tr")]
 
 
+def share(length: str) -> float:
+    """Read a horizontal length the page draws as a share of the chart's width: '37.5%'."""
+    assert length.endswith("%"), length
+    return float(length.removesuffix("%"))
+
+
 def printed(figure: Tag) -> list[str]:
     """Return the value texts of a figure's bars, in drawing order."""
     return [text.get_text() for text in figure.select("text.chart-value")]
@@ -312,13 +318,29 @@ def test_the_speed_rows_chart_prints_the_tables_values(site: Path) -> None:
     assert figure.svg.title.get_text() == "Tokens/s: fusion off vs fusion on"
 
 
-def test_the_caveat_of_the_charted_rows_is_under_the_chart(site: Path) -> None:
-    section = section_of(soup(site / FUSION), "speed-rows")
-    (figure,) = figures_of(section)
+def caveat_of(figure: Tag) -> str:
+    """Return the text of the callouts a chart's caption points to (or 'the caveat above')."""
     caption = figure.find("figcaption")
     assert isinstance(caption, Tag)
-    assert "Pull-request author measurement; no local GPU reproduction." in caption.get_text()
     assert caption.find_previous_sibling("svg") is figure.svg
+    links = caption.select(".chart-caveat a.note-ref")
+    page = figure.find_parent("html")
+    if links:
+        notes = [page.find(id=link["href"].removeprefix("#")) for link in links]
+    else:
+        assert "the caveat above" in caption.get_text(), caption
+        notes = [figure.find_parent("div", class_="charts").find_previous_sibling("aside")]
+    assert all(isinstance(note, Tag) and "callout" in note["class"] for note in notes)
+    return " ".join(" ".join(note.get_text(" ").split()) for note in notes)
+
+
+def test_the_chart_points_to_the_caveat_of_its_rows_printed_once_above(site: Path) -> None:
+    section = section_of(soup(site / FUSION), "speed-rows")
+    (figure,) = figures_of(section)
+    caveat = "Pull-request author measurement; no local GPU reproduction."
+    assert caveat in caveat_of(figure)
+    assert caveat not in figure.get_text()
+    assert " ".join(section.get_text(" ").split()).count(caveat) == 1
 
 
 def test_the_memory_rows_get_one_chart_per_pair(site: Path) -> None:
@@ -336,7 +358,8 @@ def test_every_chart_is_an_accessible_image_with_title_and_desc(site: Path) -> N
     for page, figure in figures:
         svg = figure.svg
         assert svg["role"] == "img" and svg["width"] == "100%", page
-        assert svg["viewbox"].startswith(f"0 0 {WIDTH} "), page
+        # no viewBox: texts keep their px size while bars stretch across the column
+        assert "viewbox" not in svg.attrs and float(svg["height"]) > 0, page
         title, desc = svg.find("title", recursive=False), svg.find("desc", recursive=False)
         assert title.get_text().strip() and desc.get_text().strip(), page
         assert svg["aria-labelledby"].split() == [title["id"], desc["id"]], page
@@ -348,13 +371,17 @@ def test_every_chart_is_an_accessible_image_with_title_and_desc(site: Path) -> N
 def test_bar_lengths_are_proportional_to_their_printed_values(site: Path) -> None:
     for page, figure in all_figures(site):
         bars = [
-            (float(bar["width"]), abs(number(bar.find_next_sibling("text").get_text())))
+            (share(bar["width"]), abs(number(bar.find_next_sibling("text").get_text())))
             for bar in figure.select("rect.chart-bar")
         ]
         assert len(bars) >= 2, page
         widest, largest = max(bars, key=lambda bar: bar[1])
         for width, value in bars:
-            assert width == pytest.approx(value * widest / largest, abs=0.2), (page, value)
+            assert width == pytest.approx(value * widest / largest, abs=0.1), (page, value)
+        assert all(
+            share(bar["x"]) >= 0 and share(bar["x"]) + share(bar["width"]) <= 100
+            for bar in figure.select("rect.chart-bar")
+        ), page
 
 
 def test_the_nightly_regression_has_a_tokens_off_vs_on_chart_per_concurrency(site: Path) -> None:
@@ -417,11 +444,11 @@ def test_a_new_record_shape_gets_charts_too(make_project: Callable[..., Project]
     assert paired.svg.title.get_text() == "Cold start (ms): baseline vs candidate"
     assert group_labels(paired) == ["eu-west", "us-east", "ap-south"]
     assert printed(paired) == ["1,310 ms", "1,200.5 ms", "980 ms", "no value", "-12 ms", "40 ms"]
-    assert "UNSEEN one run" in paired.find("figcaption").get_text()
+    assert "UNSEEN one run" in caveat_of(paired)
     (sweep,) = figures_of(section_of(page, "batch-sweep"))
     assert sweep.svg.title.get_text() == "P50 latency (ms) by batch size"
     assert group_labels(sweep) == ["Batch size 1", "Batch size 8", "Batch size 64"]
-    assert re.fullmatch(r"0 0 360 \d+(\.\d)?", sweep.svg["viewbox"])
+    assert sweep.svg["width"] == "100%" and re.fullmatch(r"\d+(\.\d)?", sweep.svg["height"])
 
 
 def test_hostile_text_in_a_chart_stays_text(make_project: Callable[..., Project]) -> None:
@@ -440,4 +467,24 @@ def test_hostile_text_in_a_chart_stays_text(make_project: Callable[..., Project]
     assert figure.find("script") is None and figure.find("img") is None
     assert not [tag for tag in figure.find_all(True) if any(a.startswith("on") for a in tag.attrs)]
     assert payload in figure.svg.get_text()
-    assert payload in figure.find("figcaption").get_text()
+    assert payload in caveat_of(figure)
+
+
+def test_bars_are_drawn_in_shares_of_the_width_that_land_on_the_layout_at_width_px() -> None:
+    rows = [
+        {"case": "a", "deltaBeforeGb": -20, "deltaAfterGb": 10},
+        {"case": "b", "deltaBeforeGb": 40, "deltaAfterGb": None},
+    ]
+    (chart,) = charts_of("deltaRows", rows)
+    assert chart.inset > PAD  # room in px for the value of the negative bar
+    (plain,) = charts_of("rows", [{"offMs": 1, "onMs": 2}, {"offMs": 3, "onMs": 4}])
+    assert plain.inset == PAD and plain.axis == "0%"
+
+    def px(share: str, inset: float) -> float:
+        return inset + float(share.removesuffix("%")) * WIDTH / 100
+
+    assert px(chart.axis, chart.inset) == pytest.approx(chart.axis_x, abs=0.1)
+    for bar in (bar for group in chart.groups for bar in group.bars):
+        assert px(bar.start, chart.inset) == pytest.approx(bar.x, abs=0.1)
+        assert float(bar.span.removesuffix("%")) * WIDTH / 100 == pytest.approx(bar.width, abs=0.1)
+        assert px(bar.end, chart.inset) + bar.text_dx == pytest.approx(bar.text_x, abs=0.1)

@@ -26,8 +26,7 @@ def test_hostile_record_and_prose_text_is_escaped(make_project: Callable[..., Pr
     record["decision"]["rollback"] = PAYLOADS[0]
     record["sourceReceipts"][0]["name"] = PAYLOADS[1]
     project.save_record(RECORD, record)
-    project.write(
-        "content/hostile.md",
+    front = (
         "---\n"
         'title: "<script>alert(6)</script>"\n'
         'description: "{{ 7*7 }} <b>bold</b>"\n'
@@ -37,9 +36,16 @@ def test_hostile_record_and_prose_text_is_escaped(make_project: Callable[..., Pr
         "published: 2026-08-24\n"
         "---\n"
         "<script>alert(8)</script>\n\n"
-        "[x](javascript:alert(9)) [y](JAVASCRIPT:alert(10)) ![z](data:text/html,alert(11))\n\n"
-        "<a href='javascript:alert(12)' onclick='alert(13)'>raw</a> {{ 7*7 }}\n",
     )
+    links = "[x](javascript:alert(9)) [y](JAVASCRIPT:alert(10)) ![z](data:text/html,alert(11))\n\n"
+    raw = "<a href='javascript:alert(12)' onclick='alert(13)'>raw</a> {{ 7*7 }}\n"
+    project.write("content/hostile.md", front + links + raw)
+    refused = project.run()
+    # Each dangerous link target is refused at its line (11) and nothing is written.
+    assert refused.returncode == 1 and not project.out.exists()
+    for target in ("javascript:alert(9)", "JAVASCRIPT:alert(10)", "data:text/html,alert(11)"):
+        assert f"content/hostile.md: line 11: '{target}'" in refused.stderr
+    project.write("content/hostile.md", front + raw)
     result = project.run()
     assert result.returncode == 0, result.stderr
     page = soup(project.out / "guides" / "hostile" / "index.html")

@@ -418,7 +418,7 @@ CLI_CASES: dict[str, tuple[Callable[[Project], None], tuple[str, ...], int, tupl
     # --- checks ---
     "check-broken-internal-link": (
         guide_link("/guides/no-such-guide/"),
-        ("error   link", "/guides/no-such-guide/ resolves to no page (/guides/no-such-guide/)"),
+        ("error   link", "'/guides/no-such-guide/' resolves to no page (/guides/no-such-guide/)"),
         1,
         (),
     ),

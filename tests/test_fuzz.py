@@ -1,7 +1,7 @@
 """Property tests: any record, mutation or front matter either builds or is a located InputError.
 
 Every generated case runs in-process through the real decoders (`load.decode_record`,
-`load.decode_doc`, `load._decode_settings`) and then `normalize`, `assemble`, `verify_site`,
+`load.decode_doc`, `load.decode_settings`) and then `normalize`, `assemble`, `verify_site`,
 `render_site`, `run_checks` and the report formatters, on top of the seed project's settings,
 registry and rules (tests/fixtures/seed-site/) and the real templates and assets. A case
 passes when it builds, or when it raises `InputError` whose every problem is one line
@@ -37,7 +37,8 @@ from site_builder.assemble import assemble
 from site_builder.checks import run_checks
 from site_builder.config import BuildConfig
 from site_builder.errors import InputError, Problem, one_line
-from site_builder.models import Finding, Inputs, Page, RawDoc, RawRecord
+from site_builder.inputs import Inputs, RawDoc, RawRecord
+from site_builder.models import Finding, Page
 from site_builder.normalize import normalize
 from site_builder.render import render_site
 from site_builder.report import format_json, format_text, problems_as_findings
@@ -111,8 +112,8 @@ def decode_files(
                 hints.add(match.group(1))
     for source, raw in docs:
         try:
-            front, body = load.decode_doc(raw)
-            raw_docs.append(RawDoc(source, front, body))
+            front, body, body_line = load.decode_doc(raw)
+            raw_docs.append(RawDoc(source, front, body, body_line))
         except load.ReadError as error:
             problems.append(Problem(source, error.location, error.message))
     return raw_records, raw_docs, problems, frozenset(hints)
@@ -133,9 +134,7 @@ def run_case(
         settings_doc = base.settings
         if settings_yaml is not None:
             try:
-                settings_doc = RawDoc(
-                    base.settings.source, load._decode_settings(settings_yaml), ""
-                )
+                settings_doc = RawDoc(base.settings.source, load.decode_settings(settings_yaml), "")
             except load.ReadError as error:
                 problems.append(Problem(base.settings.source, error.location, error.message))
                 settings_doc = RawDoc(base.settings.source, {}, "")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from bs4 import BeautifulSoup
 
+from site_builder.ids import PageIds
 from site_builder.markdown import is_safe_target, render_markdown
 
 
@@ -62,7 +63,7 @@ def test_tables_render_with_a_header_row() -> None:
 
 def test_prose_headings_never_reuse_the_pages_own_ids() -> None:
     rendered = render_markdown(
-        "## Sources\n\n## Shape rows\n", reserved_ids=frozenset({"sources", "shape-rows"})
+        "## Sources\n\n## Shape rows\n", ids=PageIds({"sources", "shape-rows"})
     )
     assert [h.anchor for h in rendered.headings] == ["sources-2", "shape-rows-2"]
 

@@ -10,7 +10,7 @@ from pathlib import Path
 from xml.etree import ElementTree
 
 import pytest
-from conftest import ROOT, seed_root, soup
+from conftest import ROOT, SEED_VOCABULARY, seed_root, soup
 
 from site_builder.assemble import assemble
 from site_builder.config import BuildConfig
@@ -47,7 +47,8 @@ def links(page: Path, selector: str) -> list[str]:
     ],
 )
 def test_verdict_family_reads_the_classification_words(classification: str, family: str) -> None:
-    assert verdict_family(classification).anchor == family
+    families = SEED_VOCABULARY.families
+    assert verdict_family(classification, families).anchor == family
 
 
 def test_guides_index_groups_guides_by_verdict_family(site: Path) -> None:

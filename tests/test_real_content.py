@@ -23,7 +23,8 @@ import yaml
 from tests.conftest import ROOT, run_build, soup
 
 SLUG = "glm-5-2-sglang-router-tail-latency-probe-ladder"
-TITLE = "GLM-5.2 router tail-latency probe ladder: p50 and p99 per prompt bucket"
+# At most 60 characters: a longer title is a title-length warning, and this guide has none.
+TITLE = "GLM-5.2 router tail latency: p50 and p99 per prompt bucket"
 OPERATION_ID = "20261030091500-probe7ladder"
 RECORD_FILE = "zz_test_real_content_probe.json"
 

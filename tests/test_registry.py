@@ -252,3 +252,29 @@ def test_a_url_of_the_protocols_maximum_length_is_imported_or_refused_in_one_lin
     imported = (project.root / REGISTRY).read_bytes()
     assert_refused(project.run("--import-sitemap", str(longer)), r"longer\.xml")
     assert (project.root / REGISTRY).read_bytes() == imported != before
+
+
+def test_urls_spelled_otherwise_are_listed_with_the_registry_url_they_were_merged_into(
+    project: Project, sitemap: list[tuple[str, str]]
+) -> None:
+    before = by_key(project)
+    respelled = {
+        loc: before[normal(loc)]["url"]
+        for loc, _ in sitemap
+        if normal(loc) in before and loc not in urls_of(before)
+    }
+    assert {"http://www.glm52.ai/guides/glm-5-2-expert-parallelism/": EXPERT}.items() <= (
+        respelled.items()
+    ), "www. host and http"
+
+    result = project.run("--import-sitemap", str(INDEX))
+
+    assert result.returncode == 0, result.stderr
+    merged = dict(re.findall(r"^  (\S+) -> (\S+)$", result.stdout, re.MULTILINE))
+    assert respelled.items() <= merged.items()
+    # A page the sitemap lists twice, spelled two ways, is merged into its first spelling.
+    repeated = {loc: url for loc, url in merged.items() if loc not in respelled}
+    assert repeated and all(normal(loc) == normal(url) for loc, url in repeated.items())
+    assert f"{len(merged)} spelled differently merged" in result.stdout
+    kept = urls_of(by_key(project))
+    assert set(merged.values()) <= kept and not set(merged) & kept, "the registry's spelling wins"

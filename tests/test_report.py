@@ -44,7 +44,7 @@ def test_text_report_hides_notes_unless_asked() -> None:
 
 def test_json_report_has_the_documented_schema() -> None:
     report = json.loads(format_json(FINDINGS, pages=7))
-    assert list(report) == ["schema", "summary", "findings", "records"]
+    assert list(report) == ["schema", "summary", "findings", "records", "closest"]
     assert report["schema"] == "glm52-audit/1"
     assert report["summary"] == {
         "ok": False,
@@ -84,3 +84,40 @@ def test_acknowledged_warnings_are_hidden_from_builds_but_listed_by_audits() -> 
     report = json.loads(format_json(findings, pages=7))
     assert report["summary"]["acknowledged"] == 1
     assert report["findings"][-1]["acknowledged"] == "reviewed by the editor"
+
+
+CLOSEST = [
+    Finding(
+        "closest",
+        "info",
+        "content/b.md",
+        "intent: 0.12 with /guides/a/",
+        "/guides/b/",
+        ("/guides/a/",),
+        0.12,
+    ),
+    Finding(
+        "closest",
+        "info",
+        "content/b.md",
+        "visible text: 0.31 with /guides/c/",
+        "/guides/b/",
+        ("/guides/c/",),
+        0.31,
+    ),
+]
+
+
+def test_closest_pages_are_listed_apart_from_the_findings_closest_first() -> None:
+    report = json.loads(format_json([*FINDINGS, *CLOSEST], pages=7))
+    assert report["closest"] == {
+        "/guides/b/": [
+            {"url": "/guides/c/", "score": 0.31, "kind": "visible text"},
+            {"url": "/guides/a/", "score": 0.12, "kind": "intent"},
+        ]
+    }
+    assert len(report["findings"]) == len(FINDINGS) and report["summary"]["info"] == 1
+    audit = format_text([*FINDINGS, *CLOSEST], pages=7, include_info=True).splitlines()
+    assert "  /guides/b/: /guides/c/ 0.31 visible text; /guides/a/ 0.12 intent" in audit
+    assert audit[-1] == "2 error(s), 1 warning(s), 1 note(s) across 7 page(s)."
+    assert "closest" not in format_text([*FINDINGS, *CLOSEST], pages=7, include_info=False)

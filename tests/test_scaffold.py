@@ -87,7 +87,7 @@ def problems_of(error: pytest.ExceptionInfo[InputError]) -> list[str]:
 def assert_valid_scaffold(path: Path, operation_id: str) -> FrontMatter:
     """The file re-parses identically with plain YAML, validates, is a draft, has the headings."""
     text = path.read_text("utf-8")
-    front, body = decode_doc(text.encode("utf-8"))
+    front, body, _ = decode_doc(text.encode("utf-8"))
     assert yaml.safe_load(text.split("---\n")[1]) == front
     matter = FrontMatter.model_validate(front)
     assert matter.draft is True

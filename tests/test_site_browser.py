@@ -472,11 +472,9 @@ def png_size(data: bytes) -> tuple[int, int]:
     return struct.unpack(">II", data[16:24])
 
 
-def test_guide_screenshots_at_desktop_and_phone_in_light_and_dark(
-    browser: Any, base_url: str, published: Path
-) -> None:
-    # the guide with the least HTML, to keep four full-page shots quick
-    guide = min(guide_paths(published), key=lambda p: len(str(html_of(published, p))))
+def photograph(browser: Any, url: str, stem: str) -> dict[tuple[str, str], bytes]:
+    """Photograph a page whole at desktop and phone widths in the light and dark schemes into
+    tests/screenshots/<stem>-<device>-<scheme>.png, checking each shot is of that scheme."""
     SCREENSHOTS.mkdir(exist_ok=True)
     shots: dict[tuple[str, str], bytes] = {}
     for device, viewport in (("desktop", DESKTOP), ("phone", PHONE)):
@@ -484,14 +482,14 @@ def test_guide_screenshots_at_desktop_and_phone_in_light_and_dark(
             context = browser.new_context(viewport=viewport, color_scheme=scheme)
             try:
                 page = context.new_page()
-                page.goto(base_url + guide, wait_until="networkidle")
+                page.goto(url, wait_until="networkidle")
                 background = page.evaluate(
                     """() => { for (const el of [document.body, document.documentElement]) {
                          const c = getComputedStyle(el).backgroundColor;
                          if (!/rgba\\(0, 0, 0, 0\\)|transparent/.test(c)) return c; }
                        return 'rgb(255, 255, 255)'; }"""
                 )
-                path = SCREENSHOTS / f"guide-{device}-{scheme}.png"
+                path = SCREENSHOTS / f"{stem}-{device}-{scheme}.png"
                 page.screenshot(path=str(path), full_page=True)
             finally:
                 context.close()
@@ -503,8 +501,17 @@ def test_guide_screenshots_at_desktop_and_phone_in_light_and_dark(
             red, green, blue = (int(c) for c in re.findall(r"\d+", background)[:3])
             luminance = (0.2126 * red + 0.7152 * green + 0.0722 * blue) / 255
             assert (luminance < 0.5) == (scheme == "dark"), (
-                f"{guide} in the {scheme} scheme has background {background}"
+                f"{url} in the {scheme} scheme has background {background}"
             )
             shots[device, scheme] = data
     for device in ("desktop", "phone"):
         assert shots[device, "light"] != shots[device, "dark"], f"{device}: light == dark"
+    return shots
+
+
+def test_guide_screenshots_at_desktop_and_phone_in_light_and_dark(
+    browser: Any, base_url: str, published: Path
+) -> None:
+    # the guide with the least HTML, to keep four full-page shots quick
+    guide = min(guide_paths(published), key=lambda p: len(str(html_of(published, p))))
+    photograph(browser, base_url + guide, "guide")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,6 +17,7 @@ from tests.conftest import (
     EDITORIAL_KEYS,
     SEED_SITE,
     Project,
+    audit,
     copy_project,
     load_records,
     seed_root,
@@ -38,14 +38,7 @@ CAVEAT = (
     "measurement has no boundary caveat (boundary, claimBoundary, ...); "
     "add one to it or around it saying what the number does not prove"
 )
-DERIVED_KEY = re.compile(r"^(calculated|computed)[A-Z]")
-
-
-def audit(project: Project) -> tuple[int, Report]:
-    """Run `--audit --format json`; return the exit code and the parsed report."""
-    result = project.run("--audit", "--format", "json")
-    assert "Traceback" not in result.stderr
-    return result.returncode, json.loads(result.stdout)
+DERIVED_KEY = re.compile(r"^(calculated|computed|derived)[A-Z]")
 
 
 def section(report: Report, name: str) -> Report:
@@ -226,7 +219,7 @@ def test_an_invariant_without_a_rule_builds_and_is_asserted_by_the_audit(project
     assert code == 0
     assert {
         "path": "invariants.everyoneAgreesItIsFast", "kind": "invariant", "state": "unverifiable",
-        "expected": "", "found": "", "reason": NO_RULE,
+        "expected": "", "found": "", "reason": NO_RULE, "formula": "",
     } in section(report, R0)["items"]  # fmt: skip
     assert project.run().returncode == 0
     line = invariant_line(soup(project.out / FUSION_PAGE), "Everyone agrees it is fast")
@@ -234,19 +227,24 @@ def test_an_invariant_without_a_rule_builds_and_is_asserted_by_the_audit(project
     assert line.select_one(".claim-state").get_text() == f"asserted by the audit ({NO_RULE})"
 
 
-def test_a_rule_added_to_rules_yaml_turns_a_new_field_verified(project: Project) -> None:
-    change(project, R0, "speedRows.0.calculatedCombinedTokensPerSecond", 205.49)
-    _, before = audit(project)
-    assert section(before, R0)["items"] == [
-        {"path": "speedRows.0.calculatedCombinedTokensPerSecond", "kind": "derived",
-         "state": "unverifiable", "expected": "", "found": "", "reason": NO_RULE},
-    ]  # fmt: skip
-    formula = "fusionOnTokensPerSecond + fusionOffTokensPerSecond"
-    add_rule(project, "calculatedCombinedTokensPerSecond", formula)
+def test_a_rule_added_to_rules_yaml_explains_a_field_inference_cannot(project: Project) -> None:
+    path = "speedRows.0.calculatedTokensPerHour"
+    change(project, R0, path, 387972.0)  # 107.77 tokens/s * 3600: no formula inference tries
+    code, before = audit(project)
+    assert code == 0
+    (item,) = section(before, R0)["items"]
+    assert (item["path"], item["state"], item["found"]) == (path, "unexplained", "387972.0")
+    (warning,) = [f for f in findings(before, "warning") if f["related"] == [path]]
+    assert warning["message"].startswith(f"{path}: expected ")
+    assert warning["message"].endswith(
+        ", found 387972.0; add a rule to content/rules.yaml if the formula is another"
+    )
+    add_rule(project, "calculatedTokensPerHour", "fusionOnTokensPerSecond * 3600")
     code, after = audit(project)
     assert code == 0
     fusion = section(after, R0)
     assert (fusion["checked"], fusion["verified"], fusion["items"]) == (124, 124, [])
+    assert not [f for f in findings(after, "warning") if f["related"] == [path]]
 
 
 def test_guide_pages_show_what_the_build_verified(site: Path) -> None:
@@ -261,6 +259,9 @@ def test_guide_pages_show_what_the_build_verified(site: Path) -> None:
     rows = [row.find_all("td") for row in table.select("tbody tr")]
     assert len(rows) == 2
     assert all(cells[derived].select_one("span.verified-mark") for cells in rows)
+    rule = "(fusionOnTokensPerSecond - fusionOffTokensPerSecond) / fusionOffTokensPerSecond * 100"
+    titles = {cells[derived].select_one("span.verified-mark")["title"] for cells in rows}
+    assert titles == {f"Recomputed by the build: {rule}"}
     assert not any(cells[measured].select_one("span.verified-mark") for cells in rows)
     dcp = soup(site / "guides/glm-5-2-vllm-decode-context-parallel/index.html")
     line = invariant_line(dcp, "GLM TP8 DCP8 passes only head envelope")

@@ -1,0 +1,56 @@
+"""The inputs as read from disk (`load`): decoded, not yet validated, with read problems."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from site_builder.errors import Problem
+from site_builder.schema import JsonValue
+
+
+@dataclass(frozen=True)
+class RawRecord:
+    """One decoded JSON record file; `source` is its path relative to the project root."""
+
+    source: str
+    data: dict[str, JsonValue]
+
+
+@dataclass(frozen=True)
+class RawDoc:
+    """One Markdown guide: its front matter mapping and the body text after it."""
+
+    source: str
+    front: dict[str, JsonValue]
+    body: str
+    body_line: int = 1
+    """The file's line number of the body's first line (after the front matter)."""
+
+
+@dataclass(frozen=True)
+class Asset:
+    """A static file shipped with the site, such as the stylesheet."""
+
+    name: str
+    content: bytes
+
+
+@dataclass(frozen=True)
+class Inputs:
+    """Everything a build reads, plus the problems met while reading it."""
+
+    records: tuple[RawRecord, ...]
+    docs: tuple[RawDoc, ...]
+    settings: RawDoc
+    assets: tuple[Asset, ...]
+    registry: RawRecord | None = None
+    rules: RawDoc | None = None
+    static: tuple[Asset, ...] = ()
+    """Files of static/, copied verbatim; `name` is the path inside static/."""
+    acknowledged: RawDoc | None = None
+    """content/acknowledged.yaml, the site's accepted warnings."""
+    vocabulary: RawDoc | None = None
+    """content/vocabulary.yaml, the names records use."""
+    problems: tuple[Problem, ...] = ()
+    unreadable_ids: frozenset[str] = frozenset()
+    """operationIds seen in record files that could not be decoded."""
