@@ -241,7 +241,7 @@ def _row_label(label: str | None, item: Mapping[str, Any], keys: Sequence[str], 
     for key in keys:
         value = item.get(key)
         if isinstance(value, str) and value.strip():
-            parts.append(" ".join(value.split()))
+            parts.append(" ".join(format_cell(value, key).text.split()))  # a time reads as one
         elif isinstance(value, int) and not isinstance(value, bool):
             parts.append(f"{humanize_key(key)} {format_cell(value, key).text}")
     return ", ".join(parts[:1] + [lower(part) for part in parts[1:]]) or f"Row {number}"

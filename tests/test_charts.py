@@ -251,6 +251,18 @@ def test_a_number_too_large_for_a_float_is_a_missing_bar_not_a_crash() -> None:
     assert values(chart) == ["no value", "1 ms", "2 ms", "1 ms"]
 
 
+def test_a_time_labels_its_bars_in_the_sites_one_time_format() -> None:
+    rows = [
+        (None, {"runAt": "2026-08-24T11:09:48Z", "offMs": 10, "onMs": 8}),
+        (None, {"runAt": "2026-08-25T13:00:00+02:00", "offMs": 12, "onMs": 9}),
+    ]
+    (chart,) = build_charts("Runs", "runs", rows)
+    assert [group.label for group in chart.groups] == [
+        "2026-08-24 11:09 UTC",
+        "2026-08-25 11:00 UTC",
+    ]
+
+
 # ---------------------------------------------------------------------------------------------
 # The real site
 # ---------------------------------------------------------------------------------------------

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from bs4 import BeautifulSoup
 
-from tests.conftest import Project
+from tests.conftest import Project, soup
 from tests.new_guide import OPERATION_ID, SLUG, TITLE, write_probe_guide
 from tests.preview_helpers import start_preview
 
@@ -111,6 +111,10 @@ def test_a_scheduled_guide_is_published_on_its_day_not_before(project: Project) 
     assert traces(project.out, SLUG) == []
     audit = project.run("--audit", env={"SOURCE_DATE_EPOCH": epoch("2026-12-04")})
     assert "scheduled for 2026-12-05" in audit.stderr
+    drafts = project.run("--drafts", env={"SOURCE_DATE_EPOCH": epoch("2026-12-04")})
+    assert drafts.returncode == 0, drafts.stderr
+    banner = soup(project.out / GUIDE_PATH).select_one(".draft-banner time")
+    assert (banner["datetime"], banner.get_text()) == ("2026-12-05", "2026-12-05")
     on_the_day = project.run(env={"SOURCE_DATE_EPOCH": epoch("2026-12-05")})
     assert on_the_day.returncode == 0, on_the_day.stderr
     assert (project.out / GUIDE_PATH).is_file()
