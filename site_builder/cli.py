@@ -18,7 +18,13 @@ from site_builder.errors import BuilderError, InputError, OutputError, ServeErro
 from site_builder.models import Finding
 from site_builder.pipeline import build
 from site_builder.registry import import_sitemap
-from site_builder.report import counts, format_json, format_text, problems_as_findings
+from site_builder.report import (
+    counts,
+    format_json,
+    format_text,
+    format_timings,
+    problems_as_findings,
+)
 from site_builder.scaffold import scaffold_guide
 from site_builder.serve import serve
 
@@ -62,6 +68,9 @@ def make_parser() -> argparse.ArgumentParser:
         "(also when CONTEXT=production)",
     )
     parser.add_argument("--quiet", action="store_true", help="print only warnings and errors")
+    parser.add_argument(
+        "--timings", action="store_true", help="print how long each build stage took (stderr)"
+    )
     return parser
 
 
@@ -112,6 +121,8 @@ def main(argv: Sequence[str] | None = None, default_root: Path | None = None) ->
             "Aborted: the site was not written; the previous output is untouched.", file=sys.stderr
         )
         return 1
+    if args.timings:
+        print(format_timings(report.timings), file=sys.stderr)
     findings = list(report.findings)
     pages = sum(1 for page in report.pages if page.path.endswith(".html"))
     checked = report.verifications

@@ -78,9 +78,16 @@ def split_words(key: str) -> list[str]:
 
 
 def humanize_key(key: str) -> str:
-    """Return a heading for a record key: camelCase split, acronyms spelled right."""
-    words = split_words(key)
-    return _join(words) if words else key
+    """Return a heading for a record key: camelCase split, acronyms spelled right.
+
+    Records repeat their keys row after row: each spelling remembers the headings it made.
+    """
+    memo = _spelling().headings
+    heading = memo.get(key)
+    if heading is None:
+        words = split_words(key)
+        heading = memo[key] = _join(words) if words else key
+    return heading
 
 
 def humanize_slug(slug: str) -> str:

@@ -265,3 +265,5 @@ class BuildReport:
     verifications: tuple[Verification, ...] = ()
     drafts: tuple[str, ...] = ()
     """URLs of the drafts: audited, but written only with --drafts."""
+    timings: tuple[tuple[str, float], ...] = ()
+    """Wall seconds per stage (load, validate, verify, render, search index, check, write)."""

@@ -38,8 +38,9 @@ CLOSEST_CHECK = "closest"
 NUM_PERM = 128
 ESTIMATE_MARGIN = 0.15
 """How far below STRONG_OVERLAP a MinHash estimate may fall and still be scored exactly."""
-EXACT_PAIR_LIMIT = 5_000
-"""Up to this many pairs every pair is scored exactly; beyond it MinHash LSH picks candidates."""
+EXACT_PAIR_LIMIT = 50_000
+"""Up to this many pairs (about 200 guides) every pair is scored exactly, which is faster there
+than importing datasketch and exact for the closest pages too; beyond it MinHash LSH picks."""
 _LEVELS = {
     "near": (
         "a near-duplicate of",

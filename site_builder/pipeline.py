@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import time
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 
 from site_builder.acknowledge import acknowledge
 from site_builder.assemble import assemble
@@ -20,48 +22,80 @@ from site_builder.vocabulary import using
 from site_builder.write import write_site
 
 
+class Stopwatch:
+    """Wall seconds each stage of one build took (a stage run twice adds up), in run order."""
+
+    def __init__(self) -> None:
+        self.seconds: dict[str, float] = {}
+
+    @contextmanager
+    def stage(self, name: str) -> Iterator[None]:
+        """Time one stage."""
+        start = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.seconds[name] = self.seconds.get(name, 0.0) + time.perf_counter() - start
+
+
 def build(config: BuildConfig, *, write: bool = True) -> BuildReport:
     """Build the site; write it unless `write` is false or a check found an error.
 
     Drafts are checked like every guide; unless `config.include_drafts`, the site written is
     rendered again without them, and that deploy is checked too.
     """
-    normalized = normalize(load_inputs(config))
+    clock = Stopwatch()
+    with clock.stage("load"):
+        inputs = load_inputs(config)
+    with clock.stage("validate"):
+        normalized = normalize(inputs)
     # Keys read by shape anywhere in a record (caveats, verdicts) and word spellings come
     # from the project's vocabulary for the whole build.
     with using(normalized.vocabulary):
-        return _build(normalized, config, write)
+        return _build(normalized, config, write, clock)
 
 
-def _build(normalized: Normalized, config: BuildConfig, write: bool) -> BuildReport:
+def _build(
+    normalized: Normalized, config: BuildConfig, write: bool, clock: Stopwatch
+) -> BuildReport:
     """Assemble, verify, render, check and write one validated project."""
-    site = assemble(normalized, config.build_date, production=config.production)
-    verifications = verify_site(site)
+    with clock.stage("validate"):
+        site = assemble(normalized, config.build_date, production=config.production)
+    with clock.stage("verify"):
+        verifications = verify_site(site)
     leave_out_drafts = bool(site.drafts) and not config.include_drafts
-    pages = _render(site, config, verifications)
-    findings = run_checks(site, pages, verifications, deploy=not leave_out_drafts)
+    pages = _render(site, config, verifications, clock)
+    with clock.stage("check"):
+        findings = run_checks(site, pages, verifications, deploy=not leave_out_drafts)
     if leave_out_drafts:
         published = site.without_drafts()
-        pages = _render(published, config, verifications)
-        seen = set(findings)
-        findings = ordered(
-            [*findings, *(f for f in check_published(published, pages) if f not in seen)]
-        )
+        pages = _render(published, config, verifications, clock)
+        with clock.stage("check"):
+            seen = set(findings)
+            published_findings = check_published(published, pages)
+            findings = ordered([*findings, *(f for f in published_findings if f not in seen)])
     findings = acknowledge(site, findings)
     if write and not any(finding.severity == "error" for finding in findings):
-        write_site([*pages, *static_pages(site)], config.out_dir, inputs=config.input_dirs)
+        with clock.stage("write"):
+            write_site([*pages, *static_pages(site)], config.out_dir, inputs=config.input_dirs)
     return BuildReport(
         tuple(pages),
         tuple(findings),
         len(site.guides) - len(site.drafts) * leave_out_drafts,
         tuple(verifications.values()),
         drafts=tuple(guide.url for guide in site.drafts),
+        timings=tuple(clock.seconds.items()),
     )
 
 
 def _render(
-    site: Site, config: BuildConfig, verifications: Mapping[str, Verification]
+    site: Site,
+    config: BuildConfig,
+    verifications: Mapping[str, Verification],
+    clock: Stopwatch,
 ) -> list[Page]:
     """Render every page of `site` and its search index."""
-    pages = render_site(site, config, verifications)
-    return pages + search_pages(pages, site.settings.language)
+    with clock.stage("render"):
+        pages = render_site(site, config, verifications)
+    with clock.stage("search index"):
+        return pages + search_pages(pages, site.settings.language)

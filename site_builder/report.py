@@ -194,3 +194,10 @@ def _order(finding: Finding) -> tuple[str, int, str, str, str]:
     """Sort by page, then errors before warnings before notes."""
     rank = {"error": 0, "warning": 1, "info": 2}[finding.severity]
     return (finding.page or SITE_WIDE, rank, finding.check, finding.source, finding.message)
+
+
+def format_timings(timings: Sequence[tuple[str, float]]) -> str:
+    """Return the stage times of one build as one line: 'Stage times: load 0.02 s, ...'."""
+    total = sum(seconds for _, seconds in timings)
+    stages = ", ".join(f"{name} {seconds:.2f} s" for name, seconds in timings)
+    return f"Stage times: {stages}; total {total:.2f} s."

@@ -100,6 +100,11 @@ class Spelling(_Strict):
         return {word.lower(): word for word in self.words} | dict(self.special)
 
     @cached_property
+    def headings(self) -> dict[str, str]:
+        """The headings made from keys with this spelling so far (humanize's memo)."""
+        return {}
+
+    @cached_property
     def phrase_words(self) -> tuple[tuple[tuple[str, ...], str], ...]:
         """The phrases as (lower-case words, replacement)."""
         return tuple((tuple(phrase.lower().split()), text) for phrase, text in self.phrases)

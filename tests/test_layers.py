@@ -64,6 +64,7 @@ OWNERS = {
     "mdit_py_plugins": "markdown",
     "yaml": "load",
     "datasketch": "overlap",
+    "selectolax": "scan",
     "defusedxml": "registry",
     "watchfiles": "preview",
     "pydantic": None,
