@@ -13,6 +13,7 @@ guide's files (`newness`): a new guide never files a finding against an existing
 from __future__ import annotations
 
 import zlib
+from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import replace
 
@@ -38,6 +39,11 @@ CLOSEST_CHECK = "closest"
 NUM_PERM = 128
 ESTIMATE_MARGIN = 0.15
 """How far below STRONG_OVERLAP a MinHash estimate may fall and still be scored exactly."""
+BOILERPLATE_SHARE = 0.1
+BOILERPLATE_MIN = 10
+"""A shingle of visible text or evidence found on more than a tenth of the guides (and on more
+than ten) is the template's or the record shape's, not one page's content: it is left out, so
+shared headings and captions neither make unrelated guides look alike nor cost time."""
 EXACT_PAIR_LIMIT = 50_000
 """Up to this many pairs (about 200 guides) every pair is scored exactly, which is faster there
 than importing datasketch and exact for the closest pages too; beyond it MinHash LSH picks."""
@@ -70,8 +76,12 @@ def check_overlap(site: Site, scans: Iterable[PageScan]) -> list[Finding]:
     built = {doc.key for doc in docs if doc.guide is not None}
     texts = {scan.key: scan.text for scan in scans if scan.key in built}
     guides = [(doc, doc.guide) for doc in docs if doc.guide is not None]
-    bodies = [replace(doc, shingles=shingles(texts.get(doc.key, ""), 3)) for doc, _ in guides]
-    evidence = [replace(d, shingles=shingles(_evidence_text(g.evidence), 3)) for d, g in guides]
+    bodies = _without_boilerplate(
+        [replace(doc, shingles=shingles(texts.get(doc.key, ""), 3)) for doc, _ in guides]
+    )
+    evidence = _without_boilerplate(
+        [replace(d, shingles=shingles(_evidence_text(g.evidence), 3)) for d, g in guides]
+    )
     scores: dict[tuple[str, str], tuple[float, str]] = {}
     for kind, group in (("intent", docs), ("visible text", bodies), ("evidence", evidence)):
         for a, b, score in _scored_pairs(group):
@@ -127,6 +137,14 @@ def _evidence_text(evidence: Evidence) -> str:
         elif value is not None:
             parts.append(str(value))
     return " ".join(parts)
+
+
+def _without_boilerplate(docs: list[Doc]) -> list[Doc]:
+    """Drop the shingles more than BOILERPLATE_SHARE of the documents (and BOILERPLATE_MIN) have."""
+    limit = max(BOILERPLATE_MIN, BOILERPLATE_SHARE * len(docs))
+    counts = Counter(shingle for doc in docs for shingle in doc.shingles)
+    common = frozenset(shingle for shingle, count in counts.items() if count > limit)
+    return [replace(doc, shingles=doc.shingles - common) for doc in docs] if common else docs
 
 
 def _candidates(docs: list[Doc]) -> Iterator[tuple[Doc, Doc]]:

@@ -278,3 +278,28 @@ def _site(config: BuildConfig):
     from site_builder.normalize import normalize
 
     return assemble(normalize(load_inputs(config)))
+
+
+def test_template_text_shared_by_many_guides_does_not_make_them_alike() -> None:
+    from site_builder.seo import Doc, shingles
+
+    template = "evidence checked pinned revisions and model sources each with the size and sha"
+    pages = [" ".join([template, *(f"topic{n}word{m}" for m in range(4))]) for n in range(30)]
+    pages[1] = pages[0]  # a real duplicate: its shingles are on two pages only
+    docs = [
+        Doc(f"/guides/g{n}/", "", f"content/g{n}.md", None, shingles(text, 3))
+        for n, text in enumerate(pages)
+    ]
+    kept = overlap._without_boilerplate(docs)
+
+    def score(a: frozenset[str], b: frozenset[str]) -> float:
+        return len(a & b) / len(a | b)
+
+    assert score(docs[2].shingles, docs[3].shingles) > 0.4  # the template alone, before
+    assert score(kept[2].shingles, kept[3].shingles) == 0.0
+    assert score(kept[0].shingles, kept[1].shingles) == 1.0
+    few = docs[:BOILERPLATE_FREE]
+    assert overlap._without_boilerplate(few) == few  # a small site keeps every shingle
+
+
+BOILERPLATE_FREE = overlap.BOILERPLATE_MIN
