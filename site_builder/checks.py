@@ -159,7 +159,6 @@ SITE_CHECKS: tuple[Callable[[Site], list[Finding]], ...] = (
     check_cannibalisation,
     check_titles,
     check_descriptions,
-    check_orphans,
     check_canonical_uniqueness,
     check_nearby_pages_resolve,
     check_sitemap_count,
@@ -212,6 +211,7 @@ def run_checks(
     """
     scans: list[PageScan] = scan_pages(pages)
     findings = [finding for check in SITE_CHECKS for finding in check(site)]
+    findings += check_orphans(site, pages)
     findings += check_claims(site, verifications or {})
     findings += check_overlap(site, scans)
     findings += check_site(site, pages, scans)

@@ -20,7 +20,7 @@ def uncaveated_measurements(record: Mapping[str, Any]) -> Iterator[tuple[str, st
     vocabulary = in_use()
     if vocabulary is None:
         return
-    caveats = frozenset(vocabulary.caveat_keys)
+    caveats = vocabulary.caveat_set
     measurement = re.compile(vocabulary.measurement_pattern)
     for path, key, row, parents in _objects(record, "", "", ()):
         numbers = any(isinstance(v, int | float) and not isinstance(v, bool) for v in row.values())

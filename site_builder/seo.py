@@ -13,13 +13,12 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
 from itertools import pairwise
 
-from site_builder.markdown import classify_target, make_markdown
-from site_builder.models import Finding, Guide, Severity, Site
+from site_builder.models import Finding, Guide, Page, Severity, Site
 from site_builder.navigation import SiteNavigation
 from site_builder.urls import canonical_url, page_key
 from site_builder.vocabulary import in_use
@@ -161,16 +160,19 @@ def check_descriptions(site: Site) -> list[Finding]:
     ]
 
 
-def check_orphans(site: Site) -> list[Finding]:
+def check_orphans(site: Site, pages: Sequence[Page]) -> list[Finding]:
     """Warn on a guide no other published guide links to from its prose, overlap audit or
-    related guides (the index, tag pages, feed and newer/older links list every guide)."""
+    related guides (the index, tag pages, feed and newer/older links list every guide).
+
+    Prose links are the ones rendering recorded on each guide's page (`Page.links`)."""
     base = site.settings.base_url
     navigation = SiteNavigation(site)
+    prose = {"/" + page.path.removesuffix("index.html"): page.links for page in pages}
     linked: set[str | None] = set()
     for guide in site.guides:
         if guide.draft:
             continue  # a draft is not published: its links reach no reader
-        targets = {page_key(url, base) for url in _prose_links(guide.body, guide.url)}
+        targets = {page_key(link.href, base) for link in prose.get(guide.url, ()) if link.href}
         targets |= {page_key(page.url, base) for page in guide.evidence.nearby}
         targets |= {other.url for other in navigation.neighbours(guide).related}
         linked |= targets - {guide.url}
@@ -289,11 +291,3 @@ def _lengths(
 def _normal(text: str) -> str:
     """Return a title or description as crawlers compare them: case and spacing ignored."""
     return " ".join(text.split()).casefold()
-
-
-def _prose_links(body: str, page_path: str) -> Iterator[str]:
-    """Yield the target of every link in a guide's Markdown prose (relative ones resolved)."""
-    for token in make_markdown().parse(body):
-        for child in token.children or ():
-            if child.type == "link_open":
-                yield classify_target(str(child.attrGet("href") or ""), page_path)[0]

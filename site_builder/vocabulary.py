@@ -175,9 +175,19 @@ class Vocabulary(_Strict):
         """The stopwords, for fast lookups."""
         return frozenset(self.stopwords)
 
+    @cached_property
+    def caveat_set(self) -> frozenset[str]:
+        """The caveat keys, for fast lookups."""
+        return frozenset(self.caveat_keys)
+
+    @cached_property
+    def verdict_set(self) -> frozenset[str]:
+        """The verdict keys in lower case, for fast lookups."""
+        return frozenset(name.lower() for name in self.verdict_keys)
+
     def is_verdict_key(self, key: str) -> bool:
         """Return whether a key holds a verdict (`decision`, `auditResult`, ...)."""
-        return key.lower() in {name.lower() for name in self.verdict_keys} or any(
+        return key.lower() in self.verdict_set or any(
             len(key) > len(suffix)
             and key.endswith(suffix)
             and (key[-len(suffix) - 1].islower() or key[-len(suffix) - 1].isdigit())
@@ -213,7 +223,7 @@ def in_use() -> Vocabulary | None:
 def caveat_keys() -> frozenset[str]:
     """Return the caveat keys of the vocabulary in use (none without one)."""
     vocabulary = in_use()
-    return frozenset(vocabulary.caveat_keys) if vocabulary else frozenset()
+    return vocabulary.caveat_set if vocabulary else frozenset()
 
 
 def is_verdict_key(key: str) -> bool:
