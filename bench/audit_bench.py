@@ -40,8 +40,15 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))  # run from a checkout without installing the package
 
 from site_builder import checks, overlap  # noqa: E402
-from site_builder.models import Evidence, Finding, Guide, NearbyPage, Receipt, Site  # noqa: E402
-from site_builder.scan import PageScan  # noqa: E402
+from site_builder.models import (  # noqa: E402
+    Evidence,
+    Finding,
+    Guide,
+    NearbyPage,
+    PageScan,
+    Receipt,
+    Site,
+)
 from site_builder.schema import RegistryEntry, SiteSettings  # noqa: E402
 from site_builder.urls import page_key  # noqa: E402
 

@@ -27,6 +27,7 @@ from site_builder.report import (
 )
 from site_builder.scaffold import scaffold_guide
 from site_builder.serve import serve
+from site_builder.workers import cores
 
 
 def make_parser() -> argparse.ArgumentParser:
@@ -67,6 +68,19 @@ def make_parser() -> argparse.ArgumentParser:
         help="a production deploy: fail on any live page that would answer 404 "
         "(also when CONTEXT=production)",
     )
+    parser.add_argument(
+        "--jobs",
+        type=_jobs,
+        default=cores(),
+        metavar="N",
+        help=f"worker processes for verifying and rendering guides (default: {cores()}, "
+        "the cores this machine gives the build; 1 for none)",
+    )
+    parser.add_argument(
+        "--no-cache",
+        action="store_true",
+        help="neither reuse nor keep verified records and rendered guides (.cache/)",
+    )
     parser.add_argument("--quiet", action="store_true", help="print only warnings and errors")
     parser.add_argument(
         "--timings", action="store_true", help="print how long each build stage took (stderr)"
@@ -78,6 +92,13 @@ def _port(text: str) -> int:
     """Parse a TCP port number."""
     if not text.isdigit() or int(text) > 65535:
         raise argparse.ArgumentTypeError(f"'{text}' is not a port number (0-65535)")
+    return int(text)
+
+
+def _jobs(text: str) -> int:
+    """Parse a worker count."""
+    if not text.isdigit() or not 1 <= int(text) <= 64:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a number of jobs (1-64)")
     return int(text)
 
 
@@ -103,6 +124,8 @@ def main(argv: Sequence[str] | None = None, default_root: Path | None = None) ->
         today=today,
         include_drafts=args.drafts,
         production=production,
+        jobs=args.jobs,
+        cache=not args.no_cache,
     )
     if args.new:
         return _new(config, args.new)

@@ -8,6 +8,8 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from pathlib import Path
 
+CACHE_FOLDER = ".cache"
+"""The build cache's folder in the project root (git ignores it)."""
 SOURCE_DATE_EPOCH = "SOURCE_DATE_EPOCH"
 """The reproducible-builds variable: when set, "today" is its UTC date, not the clock's."""
 
@@ -24,6 +26,10 @@ class BuildConfig:
     """Write drafts too (`--drafts`, the preview); a deploy never does."""
     production: bool = False
     """A production deploy: a live page that would answer 404 is an error, not a warning."""
+    jobs: int = 1
+    """Worker processes for per-guide work (`--jobs`); 1 renders here, in this process."""
+    cache_dir: Path | None = None
+    """Where verified records and rendered guides are kept for the next build; None: nowhere."""
 
     @classmethod
     def for_root(
@@ -34,11 +40,14 @@ class BuildConfig:
         today: date | None = None,
         include_drafts: bool = False,
         production: bool = False,
+        jobs: int = 1,
+        cache: bool = True,
     ) -> BuildConfig:
-        """Return the standard layout of the project at `root`."""
+        """Return the standard layout of the project at `root` (cache in `.cache/`)."""
         root = root.resolve()
         out = (out_dir or root / "_site").resolve()
-        return cls(root, out, today, include_drafts, production)
+        cache_dir = root / CACHE_FOLDER if cache else None
+        return cls(root, out, today, include_drafts, production, jobs, cache_dir)
 
     @property
     def build_date(self) -> date:

@@ -12,8 +12,7 @@ from urllib.parse import urlsplit
 from xml.etree import ElementTree
 
 from site_builder.deploy import plan_deploy
-from site_builder.models import Finding, Guide, Page, ProseLink, Site
-from site_builder.scan import PageScan
+from site_builder.models import Finding, Guide, Page, PageScan, ProseLink, Site
 from site_builder.urls import page_key, same_host
 
 SITEMAP_NS = "{http://www.sitemaps.org/schemas/sitemap/0.9}"

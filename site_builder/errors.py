@@ -45,6 +45,10 @@ class InputError(SiteError):
         self.problems = tuple(problems)
         super().__init__("\n".join(str(problem) for problem in self.problems))
 
+    def __reduce__(self) -> tuple[type, tuple[tuple[Problem, ...]]]:
+        """Pickle by the problems, so an error raised in a worker process arrives whole."""
+        return type(self), (self.problems,)
+
 
 class OutputError(SiteError):
     """The site could not be written; the previous output is left as it was."""
@@ -54,17 +58,28 @@ class OutputError(SiteError):
         self.message = message
         super().__init__(f"{self.folder}: output: {message}")
 
+    def __reduce__(self) -> tuple[type, tuple[str, str]]:
+        """Pickle by folder and message (errors cross from worker processes)."""
+        return type(self), (self.folder, self.message)
+
 
 class BuilderError(SiteError):
     """The builder failed on valid input: a bug to report, not a mistake in the editor's files."""
 
-    def __init__(self, source: str, error: Exception) -> None:
+    def __init__(
+        self, source: str, error: Exception | str, doing: str = "building the page's view"
+    ) -> None:
         self.source = source
-        detail = one_line(f"{type(error).__name__}: {error}")
+        self.detail = error if isinstance(error, str) else f"{type(error).__name__}: {error}"
+        self.doing = doing
         super().__init__(
-            f"{source}: builder bug: building the page's view failed ({detail}); this is a bug "
+            f"{source}: builder bug: {doing} failed ({one_line(self.detail)}); this is a bug "
             f"in the site builder, not in the file: please report it with this file"
         )
+
+    def __reduce__(self) -> tuple[type, tuple[str, str, str]]:
+        """Pickle by text: the original exception may not pickle."""
+        return type(self), (self.source, self.detail, self.doing)
 
 
 class ServeError(SiteError):

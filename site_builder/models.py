@@ -224,6 +224,23 @@ class Page:
     content: bytes
     links: tuple[ProseLink, ...] = ()
     """The prose links of a guide page, so link findings name the line the editor wrote."""
+    scan: PageScan | None = field(default=None, compare=False, repr=False)
+    """What the page declares, read where it was rendered (a worker process)."""
+
+
+@dataclass(frozen=True)
+class PageScan:
+    """What one built HTML page declares and links to."""
+
+    path: str
+    key: str
+    canonical: str
+    og_url: str
+    noindex: bool
+    links: tuple[str, ...]
+    ids: frozenset[str]
+    duplicate_ids: tuple[str, ...]
+    text: str
 
 
 Severity = Literal["error", "warning", "info"]

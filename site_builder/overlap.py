@@ -17,8 +17,7 @@ from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import replace
 
-from site_builder.models import Evidence, Finding, Guide, Severity, Site
-from site_builder.scan import PageScan
+from site_builder.models import Evidence, Finding, Guide, PageScan, Severity, Site
 from site_builder.schema import JsonValue
 from site_builder.seo import (
     NEAR_DUPLICATE,

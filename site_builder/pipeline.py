@@ -3,20 +3,20 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
 
 from site_builder.acknowledge import acknowledge
 from site_builder.assemble import assemble
+from site_builder.cache import BuildCache
 from site_builder.checks import check_published, ordered, run_checks
-from site_builder.claims import Verification
 from site_builder.config import BuildConfig
 from site_builder.deploy import static_pages
 from site_builder.load import load_inputs
 from site_builder.models import BuildReport, Normalized, Page, Site
 from site_builder.normalize import normalize
 from site_builder.render import render_site
-from site_builder.search import search_pages
+from site_builder.search import SearchIndex, promised_pages
 from site_builder.verify import verify_site
 from site_builder.vocabulary import using
 from site_builder.write import write_site
@@ -58,26 +58,42 @@ def build(config: BuildConfig, *, write: bool = True) -> BuildReport:
 def _build(
     normalized: Normalized, config: BuildConfig, write: bool, clock: Stopwatch
 ) -> BuildReport:
-    """Assemble, verify, render, check and write one validated project."""
+    """Assemble, verify, render, check and write one validated project.
+
+    Pagefind indexes the site to be written in a child process while the checks run.
+    """
     with clock.stage("validate"):
         site = assemble(normalized, config.build_date, production=config.production)
+    cache = BuildCache(config.cache_dir) if config.cache_dir else None
     with clock.stage("verify"):
-        verifications = verify_site(site)
+        verifications = verify_site(site, config.jobs, cache)
     leave_out_drafts = bool(site.drafts) and not config.include_drafts
-    pages = _render(site, config, verifications, clock)
-    with clock.stage("check"):
-        findings = run_checks(site, pages, verifications, deploy=not leave_out_drafts)
-    if leave_out_drafts:
-        published = site.without_drafts()
-        pages = _render(published, config, verifications, clock)
+    with ExitStack() as stack:
+        with clock.stage("render"):
+            pages = render_site(site, config, verifications, cache)
+        search = _start_search(stack, pages, site, write and not leave_out_drafts, clock)
         with clock.stage("check"):
-            seen = set(findings)
-            published_findings = check_published(published, pages)
-            findings = ordered([*findings, *(f for f in published_findings if f not in seen)])
-    findings = acknowledge(site, findings)
-    if write and not any(finding.severity == "error" for finding in findings):
-        with clock.stage("write"):
-            write_site([*pages, *static_pages(site)], config.out_dir, inputs=config.input_dirs)
+            checked = [*pages, *promised_pages()]
+            findings = run_checks(site, checked, verifications, deploy=not leave_out_drafts)
+        if leave_out_drafts:
+            published = site.without_drafts()
+            with clock.stage("render"):
+                pages = render_site(published, config, verifications, cache)
+            search = _start_search(stack, pages, site, write, clock)
+            with clock.stage("check"):
+                seen = set(findings)
+                published_findings = check_published(published, [*pages, *promised_pages()])
+                findings = ordered([*findings, *(f for f in published_findings if f not in seen)])
+        findings = acknowledge(site, findings)
+        if write and not any(finding.severity == "error" for finding in findings):
+            if search is not None:
+                with clock.stage("search index"):
+                    pages += search.pages()
+            with clock.stage("write"):
+                write_site([*pages, *static_pages(site)], config.out_dir, inputs=config.input_dirs)
+                if cache is not None:
+                    cache.prune("verify")
+                    cache.prune("page")
     return BuildReport(
         tuple(pages),
         tuple(findings),
@@ -88,14 +104,11 @@ def _build(
     )
 
 
-def _render(
-    site: Site,
-    config: BuildConfig,
-    verifications: Mapping[str, Verification],
-    clock: Stopwatch,
-) -> list[Page]:
-    """Render every page of `site` and its search index."""
-    with clock.stage("render"):
-        pages = render_site(site, config, verifications)
+def _start_search(
+    stack: ExitStack, pages: list[Page], site: Site, wanted: bool, clock: Stopwatch
+) -> SearchIndex | None:
+    """Start indexing the pages to be written, if any will be; `stack` stops it on exit."""
+    if not wanted:
+        return None
     with clock.stage("search index"):
-        return pages + search_pages(pages, site.settings.language)
+        return stack.enter_context(SearchIndex(pages, site.settings.language))

@@ -110,7 +110,9 @@ def _build_outcome(config: BuildConfig, out: Path) -> tuple[tuple[str, ...], tup
 
     No errors means the site was written.
     """
-    preview = BuildConfig(config.root, out, config.today, include_drafts=True)
+    preview = BuildConfig(
+        config.root, out, config.today, include_drafts=True, cache_dir=config.cache_dir
+    )
     try:
         report = build(preview)
     except InputError as error:

@@ -10,6 +10,7 @@ import hashlib
 import re
 import traceback
 from collections.abc import Mapping
+from dataclasses import replace
 from datetime import date, datetime
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,7 @@ from typing import Any
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, TemplateError, meta
 from markupsafe import Markup
 
+from site_builder.cache import BuildCache
 from site_builder.cells import format_time, machine_time
 from site_builder.claims import Verification
 from site_builder.config import BuildConfig
@@ -28,6 +30,8 @@ from site_builder.markdown import render_markdown
 from site_builder.models import Page, Site
 from site_builder.navigation import SiteNavigation, TagPage, family_groups, tag_pages
 from site_builder.pageview import PageView, page_view
+from site_builder.reuse import PAGE_CODEC, guide_page_key, reused_or_computed, site_digest
+from site_builder.scan import scan_page
 from site_builder.structured import guide_json_ld, modified_at, published_at
 from site_builder.urls import page_key
 
@@ -56,25 +60,25 @@ def make_env(templates_dir: Path) -> Environment:
 
 
 def render_site(
-    site: Site, config: BuildConfig, verifications: Mapping[str, Verification] | None = None
+    site: Site,
+    config: BuildConfig,
+    verifications: Mapping[str, Verification] | None = None,
+    cache: BuildCache | None = None,
 ) -> list[Page]:
-    """Return every page of the site; template errors become one InputError."""
+    """Return every page of the site (guides over `config.jobs` processes, or from `cache`);
+    template errors become one InputError."""
     verifications = verifications or {}
     env = make_env(config.templates_dir)
     pages, asset_urls = _asset_pages(site.assets)
     tags = tag_pages(site.guides)
     common: dict[str, Any] = {"site": site, "settings": site.settings, "assets": asset_urls}
-    views = _page_views(env, site, verifications, config)
+    pages.extend(_guide_pages(env, site, verifications, config, common, cache))
     try:
         intro = _markdown(site.settings.intro)
         latest = site.guides[:LATEST_ON_HOME]
         families = family_groups(site)
         pages.append(_page(env, "index.html", "home.html", common, intro=intro, latest=latest))
         pages.append(_page(env, "guides/index.html", "guides.html", common, families=families))
-        navigation = SiteNavigation(site)
-        pages.extend(
-            render_guide(env, views[guide.url], common, navigation) for guide in site.guides
-        )
         pages.append(_page(env, "tags/index.html", "tags.html", common, tags=tags))
         pages.extend(
             _page(env, f"tags/{tag.tag}/index.html", "tag.html", common, tag=tag) for tag in tags
@@ -109,27 +113,53 @@ def template_ids(env: Environment, name: str) -> frozenset[str]:
     return frozenset(found)
 
 
-def _page_views(
-    env: Environment, site: Site, verifications: Mapping[str, Verification], config: BuildConfig
-) -> dict[str, PageView]:
-    """Build every guide's view before any template runs; a failure there is a builder bug."""
+def _guide_pages(
+    env: Environment,
+    site: Site,
+    verifications: Mapping[str, Verification],
+    config: BuildConfig,
+    common: dict[str, Any],
+    cache: BuildCache | None,
+) -> list[Page]:
+    """Build each guide's view, render it and scan it, over `config.jobs` processes; reuse
+    the pages `cache` has for the same guide and site.
+
+    The templates are compiled before the workers fork. A failure building a view is a
+    builder bug; a template error is located here, where its traceback still exists.
+    """
     try:
         reserved = template_ids(env, "guide.html")
+        env.get_template("guide.html")
     except (TemplateError, OSError) as error:
         raise InputError([_template_problem(error, config)]) from None
-    views = {}
-    for guide in site.guides:
+    navigation = SiteNavigation(site)
+
+    def guide_page(index: int) -> Page:
+        guide = site.guides[index]
+        verification = verifications.get(guide.evidence.operation_id)
         try:
-            views[guide.url] = page_view(
-                guide,
-                site,
-                verifications.get(guide.evidence.operation_id),
-                reserved,
-                lambda href: link_target(href, site),
+            view = page_view(
+                guide, site, verification, reserved, lambda href: link_target(href, site)
             )
         except Exception as error:  # any failure here is ours, not the editor's
             raise BuilderError(guide.source, error) from error
-    return views
+        try:
+            page = render_guide(env, view, common, navigation)
+        except (TemplateError, ArithmeticError, LookupError, TypeError, ValueError) as error:
+            raise InputError([_template_problem(error, config)]) from None
+        return replace(page, scan=scan_page(page))
+
+    site_key = site_digest(site, config.templates_dir) if cache else ""
+    guides = site.guides
+    return reused_or_computed(
+        cache,
+        "page",
+        len(guides),
+        lambda index: guide_page_key(guides[index], site_key),
+        guide_page,
+        PAGE_CODEC,
+        config.jobs,
+    )
 
 
 def render_guide(

@@ -9,11 +9,10 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable
-from dataclasses import dataclass
 
 from selectolax.lexbor import LexborHTMLParser
 
-from site_builder.models import Page
+from site_builder.models import Page, PageScan
 
 _LINK_ATTRIBUTES = {
     "a": "href",
@@ -26,21 +25,6 @@ _LINK_ATTRIBUTES = {
     "form": "action",
 }
 _INVISIBLE = {"script", "style", "template", "head", "title"}
-
-
-@dataclass(frozen=True)
-class PageScan:
-    """What one built HTML page declares and links to."""
-
-    path: str
-    key: str
-    canonical: str
-    og_url: str
-    noindex: bool
-    links: tuple[str, ...]
-    ids: frozenset[str]
-    duplicate_ids: tuple[str, ...]
-    text: str
 
 
 def _scan(html: bytes) -> tuple[str, str, bool, list[str], list[str], str]:
@@ -90,24 +74,26 @@ def page_key_of_path(path: str) -> str:
 
 
 def scan_pages(pages: Iterable[Page]) -> list[PageScan]:
-    """Scan every HTML page, in path order."""
-    scans = []
-    for page in sorted(pages, key=lambda page: page.path):
-        if not page.path.endswith(".html"):
-            continue
-        canonical, og_url, noindex, links, ids, text = _scan(page.content)
-        counts = Counter(ids)
-        scans.append(
-            PageScan(
-                path=page.path,
-                key=page_key_of_path(page.path),
-                canonical=canonical,
-                og_url=og_url,
-                noindex=noindex,
-                links=tuple(links),
-                ids=frozenset(counts),
-                duplicate_ids=tuple(sorted(i for i, n in counts.items() if n > 1)),
-                text=" ".join(text.split()),
-            )
-        )
-    return scans
+    """Scan every HTML page, in path order (reusing the scan made while rendering it)."""
+    return [
+        page.scan or scan_page(page)
+        for page in sorted(pages, key=lambda page: page.path)
+        if page.path.endswith(".html")
+    ]
+
+
+def scan_page(page: Page) -> PageScan:
+    """Scan one HTML page."""
+    canonical, og_url, noindex, links, ids, text = _scan(page.content)
+    counts = Counter(ids)
+    return PageScan(
+        path=page.path,
+        key=page_key_of_path(page.path),
+        canonical=canonical,
+        og_url=og_url,
+        noindex=noindex,
+        links=tuple(links),
+        ids=frozenset(counts),
+        duplicate_ids=tuple(sorted(i for i, n in counts.items() if n > 1)),
+        text=" ".join(text.split()),
+    )

@@ -23,44 +23,101 @@ BUNDLE = "pagefind"
 UNUSED = ("pagefind-component-ui.", "pagefind-modular-ui.", "pagefind-highlight.js")
 """Parts of the bundle no page loads; leaving them out keeps the site smaller."""
 TIMEOUT_SECONDS = 600
+PROMISED = ("pagefind-entry.json", "pagefind-ui.css", "pagefind-ui.js", "pagefind.js")
+"""Bundle files with fixed names: pages may link them before the indexer has finished."""
+
+
+def promised_pages() -> list[Page]:
+    """Return empty stand-ins for the bundle's fixed files, so links to them can be checked
+    while Pagefind still runs (or when nothing is written); `SearchIndex.pages` makes sure
+    the real bundle has each."""
+    return [Page(f"{BUNDLE}/{name}", b"") for name in PROMISED]
+
+
+class SearchIndex:
+    """Pagefind indexing one site's pages in a child process while the builder goes on.
+
+    Use it as a context manager: leaving the block kills an unfinished indexer and removes
+    its temporary folder, whatever happened in between.
+    """
+
+    def __init__(self, pages: Sequence[Page], language: str) -> None:
+        try:
+            self._folder = tempfile.TemporaryDirectory(prefix="glm52-search-")
+        except OSError as error:
+            raise OutputError(BUNDLE, f"search index failed: {error.strerror or error}") from None
+        self._site = Path(self._folder.name) / "site"
+        self._bundle = Path(self._folder.name) / BUNDLE
+        self._process: subprocess.Popen[str] | None = None
+        try:
+            _write_indexed(pages, self._site)
+            self._process = subprocess.Popen(
+                _command(self._site, self._bundle, language),
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+        except OSError as error:
+            self.close()
+            raise OutputError(BUNDLE, f"search index failed: {error.strerror or error}") from None
+
+    def __enter__(self) -> SearchIndex:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def pages(self) -> list[Page]:
+        """Wait for the indexer; return its bundle as pages under /pagefind/."""
+        if self._process is None:
+            raise OutputError(BUNDLE, "search index failed: the indexer was stopped")
+        try:
+            stdout, stderr = self._process.communicate(timeout=TIMEOUT_SECONDS)
+        except subprocess.TimeoutExpired:
+            self.close()
+            raise OutputError(BUNDLE, f"search index failed: over {TIMEOUT_SECONDS} s") from None
+        if self._process.returncode != 0:
+            lines = (stderr or stdout or "no output").strip().splitlines()
+            message = lines[-1] if lines else f"exit code {self._process.returncode}"
+            raise OutputError(BUNDLE, f"search index failed: {message}")
+        missing = [name for name in PROMISED if not (self._bundle / name).is_file()]
+        if missing:
+            raise OutputError(BUNDLE, f"search index failed: the bundle has no {missing[0]}")
+        try:
+            return [
+                Page(f"{BUNDLE}/{path.relative_to(self._bundle).as_posix()}", path.read_bytes())
+                for path in sorted(self._bundle.rglob("*"))
+                if path.is_file() and not path.name.startswith(UNUSED)
+            ]
+        except OSError as error:
+            raise OutputError(BUNDLE, f"search index failed: {error.strerror or error}") from None
+
+    def close(self) -> None:
+        """Stop the indexer if it still runs and remove its temporary folder."""
+        if self._process is not None and self._process.poll() is None:
+            self._process.kill()
+            self._process.communicate()
+        self._folder.cleanup()
 
 
 def search_pages(pages: Sequence[Page], language: str) -> list[Page]:
     """Return the Pagefind bundle for the HTML pages, as pages under /pagefind/."""
-    try:
-        return _index(pages, language)
-    except OSError as error:
-        raise OutputError(BUNDLE, f"search index failed: {error.strerror or error}") from None
+    with SearchIndex(pages, language) as index:
+        return index.pages()
 
 
-def _index(pages: Sequence[Page], language: str) -> list[Page]:
-    """Write the HTML pages to a temporary folder, index them, read the bundle back."""
-    with tempfile.TemporaryDirectory(prefix="glm52-search-") as folder:
-        site, bundle = Path(folder) / "site", Path(folder) / BUNDLE
-        for page in pages:
-            if page.path.endswith(".html"):
-                target = site / page.path
-                target.parent.mkdir(parents=True, exist_ok=True)
-                target.write_bytes(page.content)
-        _run_pagefind(site, bundle, language)
-        return [
-            Page(f"{BUNDLE}/{path.relative_to(bundle).as_posix()}", path.read_bytes())
-            for path in sorted(bundle.rglob("*"))
-            if path.is_file() and not path.name.startswith(UNUSED)
-        ]
+def _write_indexed(pages: Sequence[Page], site: Path) -> None:
+    """Write the pages Pagefind reads under `site`: those with a `data-pagefind-body`, or
+    every HTML page when none has one (Pagefind then indexes whole pages)."""
+    html = [page for page in pages if page.path.endswith(".html")]
+    marked = [page for page in html if b"data-pagefind-body" in page.content]
+    for page in marked or html:
+        target = site / page.path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(page.content)
 
 
-def _run_pagefind(site: Path, bundle: Path, language: str) -> None:
-    """Run Pagefind's command line over `site`, writing its bundle to `bundle`."""
+def _command(site: Path, bundle: Path, language: str) -> list[str]:
+    """Return Pagefind's command line over `site`, writing its bundle to `bundle`."""
     command = [sys.executable, "-m", "pagefind", "--site", str(site), "--output-path", str(bundle)]
-    command += ["--force-language", language, "--silent"]
-    try:
-        done = subprocess.run(
-            command, capture_output=True, text=True, timeout=TIMEOUT_SECONDS, check=False
-        )
-    except (OSError, subprocess.TimeoutExpired) as error:
-        raise OutputError(BUNDLE, f"search index failed: {error}") from None
-    if done.returncode != 0 or not (bundle / "pagefind.js").is_file():
-        lines = (done.stderr or done.stdout or "no output").strip().splitlines()
-        message = lines[-1] if lines else f"exit code {done.returncode}"
-        raise OutputError(BUNDLE, f"search index failed: {message}")
+    return [*command, "--force-language", language, "--silent"]

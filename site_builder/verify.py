@@ -15,11 +15,18 @@ from fnmatch import fnmatchcase
 from itertools import pairwise
 from typing import Any
 
+from site_builder.cache import BuildCache
 from site_builder.claims import ClaimCheck, Verification, agrees, rounded
 from site_builder.formula import FormulaError, evaluate
 from site_builder.infer import NO_RULE, Node, infer
 from site_builder.measurements import uncaveated_measurements
 from site_builder.models import Evidence, Site
+from site_builder.reuse import (
+    VERIFICATION_CODEC,
+    reused_or_computed,
+    verification_key,
+    verify_digest,
+)
 from site_builder.schema import DerivedRule, RuleFile, is_http_url
 from site_builder.vocabulary import in_use
 
@@ -29,9 +36,23 @@ _TAG = re.compile(r"^v?\d+(\.\d+){1,3}([.+-]?[0-9A-Za-z][0-9A-Za-z.-]*)?$")
 _TIME_KEY = re.compile(r"[a-z](At|LastModified)$")
 
 
-def verify_site(site: Site) -> dict[str, Verification]:
-    """Verify every guide's record; keyed by operationId."""
-    return {g.evidence.operation_id: verify(g.evidence, site.rules) for g in site.guides}
+def verify_site(
+    site: Site, jobs: int = 1, cache: BuildCache | None = None
+) -> dict[str, Verification]:
+    """Verify every guide's record (over `jobs` processes, reusing cached verifications);
+    keyed by operationId."""
+    guides, rules = site.guides, site.rules
+    context = verify_digest(site) if cache else ""
+    checked = reused_or_computed(
+        cache,
+        "verify",
+        len(guides),
+        lambda index: verification_key(guides[index], context),
+        lambda index: verify(guides[index].evidence, rules),
+        VERIFICATION_CODEC,
+        jobs,
+    )
+    return {guide.evidence.operation_id: done for guide, done in zip(guides, checked, strict=True)}
 
 
 def verify(evidence: Evidence, rules: RuleFile) -> Verification:

@@ -772,14 +772,15 @@ def test_a_failing_pagefind_is_one_line_and_keeps_the_previous_site(
     built: Project, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     before = tree_digest(built.out)
-    real_run = subprocess.run
+    real_popen = subprocess.Popen
+    exploding = "import sys; print('Error: index exploded', file=sys.stderr); sys.exit(3)"
 
-    def broken(command: list[str], **kwargs: Any) -> subprocess.CompletedProcess[str]:
+    def broken(command: list[str], **kwargs: Any) -> subprocess.Popen[str]:
         if "pagefind" in command:
-            return subprocess.CompletedProcess(command, 3, "", "Error: index exploded\n")
-        return real_run(command, **kwargs)
+            command = [sys.executable, "-c", exploding]
+        return real_popen(command, **kwargs)
 
-    monkeypatch.setattr(subprocess, "run", broken)
+    monkeypatch.setattr(subprocess, "Popen", broken)
     code = main(["--root", str(built.root)])
     captured = capsys.readouterr()
     assert code == 1

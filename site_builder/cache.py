@@ -1,0 +1,103 @@
+"""A content-addressed store of build results, in a folder beside the project (`.cache/`).
+
+Each entry is a file named by the hash of everything that produced it; its first line is the
+sha256 of the rest. Entries are written to a temporary file and renamed into place, and checked
+on every read: a build killed while writing leaves at most an unused temporary file, and an
+entry that does not match its checksum is a miss (and is removed), never a wrong page.
+Entries hold text and JSON only, so nothing read back from the cache is ever executed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+import time
+from collections import defaultdict
+from pathlib import Path
+
+VERSION = "1"
+"""Bumped when the entry format changes; entries of other versions are never read."""
+STALE_TEMPORARY_SECONDS = 3600
+"""A temporary file this old belongs to a build that was killed: it is removed."""
+
+
+def digest(*parts: str | bytes) -> str:
+    """Return the sha256 of `parts`, each length-prefixed so no two splits collide."""
+    hasher = hashlib.sha256()
+    for part in parts:
+        data = part.encode("utf-8") if isinstance(part, str) else part
+        hasher.update(f"{len(data)}:".encode())
+        hasher.update(data)
+    return hasher.hexdigest()
+
+
+class BuildCache:
+    """Entries of one project's cache, by kind (`verify`, `page`) and key."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder / f"v{VERSION}"
+        self.used: dict[str, set[str]] = defaultdict(set)
+        self.hits = 0
+        self.misses = 0
+
+    def read(self, kind: str, key: str) -> bytes | None:
+        """Return the entry's payload, or None when it is missing or damaged."""
+        self.used[kind].add(key)
+        path = self._path(kind, key)
+        try:
+            data = path.read_bytes()
+        except OSError:
+            self.misses += 1
+            return None
+        checksum, newline, payload = data.partition(b"\n")
+        if (
+            not newline
+            or checksum.decode("ascii", "replace") != hashlib.sha256(payload).hexdigest()
+        ):
+            path.unlink(missing_ok=True)
+            self.misses += 1
+            return None
+        self.hits += 1
+        return payload
+
+    def write(self, kind: str, key: str, payload: bytes) -> None:
+        """Store an entry atomically; a cache that cannot be written is only slower."""
+        self.used[kind].add(key)
+        path = self._path(kind, key)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            handle, temporary = tempfile.mkstemp(prefix=".tmp-", dir=path.parent)
+            with os.fdopen(handle, "wb") as file:
+                file.write(hashlib.sha256(payload).hexdigest().encode("ascii") + b"\n" + payload)
+            os.replace(temporary, path)
+        except OSError:
+            return
+
+    def prune(self, kind: str, keep_factor: int = 2) -> None:
+        """Remove entries of `kind` this build did not use, once they outnumber the used ones
+        `keep_factor` times (so edits back and forth still hit); and stale temporary files."""
+        folder = self.folder / kind
+        try:
+            entries = list(folder.iterdir())
+        except OSError:
+            return
+        used = self.used.get(kind, set())
+        unused = [path for path in entries if path.name not in used]
+        for path in unused:
+            temporary = path.name.startswith(".tmp-")
+            if temporary and not _older_than(path, STALE_TEMPORARY_SECONDS):
+                continue
+            if temporary or len(entries) > keep_factor * max(len(used), 1):
+                path.unlink(missing_ok=True)
+
+    def _path(self, kind: str, key: str) -> Path:
+        return self.folder / kind / key
+
+
+def _older_than(path: Path, seconds: float) -> bool:
+    """Whether the file was last modified more than `seconds` ago (gone counts as old)."""
+    try:
+        return time.time() - path.stat().st_mtime > seconds
+    except OSError:
+        return True

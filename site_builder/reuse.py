@@ -1,0 +1,193 @@
+"""What a build may reuse from an earlier one: the keys of cached results, and their JSON form.
+
+A record's verification is a function of the record, the rules, the vocabulary and the code.
+A guide page is a function of that guide (record, prose, front matter) and of the site: the
+code, the templates and assets, the settings, rules, vocabulary and registry, and a summary of
+every guide (the fields other pages show: title, description, reader job, tags, dates, verdict,
+status, draft state, aliases). Change any of those and every page is rendered again; change
+only one record's body or one guide's prose and only that page is.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import asdict, fields
+from functools import cache
+from importlib import metadata
+from pathlib import Path
+from typing import Any, TypeVar
+
+from site_builder.cache import BuildCache, digest
+from site_builder.claims import ClaimCheck, Verification
+from site_builder.models import Guide, Page, PageScan, ProseLink, Site
+from site_builder.workers import run_each
+
+T = TypeVar("T")
+_CHECK_FIELDS = tuple(field.name for field in fields(ClaimCheck))
+
+PACKAGE = Path(__file__).resolve().parent
+LIBRARIES = ("jinja2", "markupsafe", "markdown-it-py", "mdit-py-plugins", "pydantic", "selectolax")
+"""Libraries whose version can change what a page says."""
+
+
+@cache
+def code_digest() -> str:
+    """Return a digest of the builder's own code and the libraries that shape its output."""
+    parts: list[str | bytes] = []
+    for path in sorted(PACKAGE.glob("*.py")):
+        parts += [path.name, path.read_bytes()]
+    for name in LIBRARIES:
+        try:
+            parts += [name, metadata.version(name)]
+        except metadata.PackageNotFoundError:
+            parts += [name, "-"]
+    return digest(*parts)
+
+
+def folder_digest(folder: Path) -> str:
+    """Return a digest of every file under `folder`: names and bytes."""
+    parts: list[str | bytes] = []
+    for path in sorted(folder.rglob("*")) if folder.is_dir() else ():
+        if path.is_file():
+            parts += [path.relative_to(folder).as_posix(), path.read_bytes()]
+    return digest(*parts)
+
+
+def record_json(guide: Guide) -> str:
+    """Return the guide's record as JSON, keys in the record's order (which pages follow)."""
+    return json.dumps(guide.evidence.record, ensure_ascii=False, separators=(",", ":"))
+
+
+def verify_digest(site: Site) -> str:
+    """Return the digest of what every record's verification reads besides the record."""
+    vocabulary = site.vocabulary.model_dump_json() if site.vocabulary else ""
+    return digest("verify", code_digest(), site.rules.model_dump_json(), vocabulary)
+
+
+def verification_key(guide: Guide, verify_key: str) -> str:
+    """Return the key of a record's verification."""
+    return digest(verify_key, guide.evidence.source, record_json(guide))
+
+
+def site_digest(site: Site, templates: Path) -> str:
+    """Return the digest of everything every guide page reads of the site."""
+    summaries = [_summary(guide) for guide in site.guides]
+    registry = [entry.model_dump_json() for entry in site.registry]
+    return digest(
+        "site",
+        code_digest(),
+        folder_digest(templates),
+        site.settings.model_dump_json(),
+        site.rules.model_dump_json(),
+        site.vocabulary.model_dump_json() if site.vocabulary else "",
+        json.dumps(registry),
+        json.dumps([asset.name for asset in site.static]),
+        str(site.production),
+        json.dumps(summaries, default=str),
+    )
+
+
+def guide_page_key(guide: Guide, site_key: str) -> str:
+    """Return the key of one guide page's HTML."""
+    summary = repr(_summary(guide))
+    return digest("page", site_key, summary, record_json(guide), guide.body, str(guide.body_line))
+
+
+def _summary(guide: Guide) -> tuple[Any, ...]:
+    """Return what other pages may show of a guide."""
+    evidence = guide.evidence
+    return (
+        guide.slug,
+        guide.title,
+        guide.description,
+        guide.reader_job,
+        guide.tags,
+        str(guide.published),
+        str(guide.updated),
+        guide.aliases,
+        guide.draft,
+        guide.replaces,
+        guide.doc_source,
+        evidence.source,
+        evidence.operation_id,
+        str(evidence.checked_at),
+        evidence.status,
+        evidence.verdict,
+    )
+
+
+def dump_verification(verification: Verification) -> bytes:
+    """Return a verification as JSON: each check a list of its fields, in order."""
+    checks = [[getattr(check, name) for name in _CHECK_FIELDS] for check in verification.checks]
+    raw = {"source": verification.source, "checks": checks, "warnings": verification.warnings}
+    return json.dumps(raw, ensure_ascii=False).encode("utf-8")
+
+
+def load_verification(data: bytes) -> Verification:
+    """Return the verification `dump_verification` wrote."""
+    raw = json.loads(data)
+    checks = tuple(ClaimCheck(*fields) for fields in raw["checks"])
+    warnings = tuple((path, problem) for path, problem in raw["warnings"])
+    return Verification(raw["source"], checks, warnings)
+
+
+def dump_page(page: Page) -> bytes:
+    """Return a rendered guide page as one JSON line (its links and scan), then its bytes."""
+    scan = asdict(page.scan) if page.scan else None
+    if scan is not None:
+        scan["ids"] = sorted(scan["ids"])
+    head = {"path": page.path, "links": [asdict(link) for link in page.links], "scan": scan}
+    return json.dumps(head, ensure_ascii=False).encode("utf-8") + b"\n" + page.content
+
+
+def load_page(data: bytes) -> Page:
+    """Return the page `dump_page` wrote."""
+    head_line, _, content = data.partition(b"\n")
+    head = json.loads(head_line)
+    links = tuple(ProseLink(**link) for link in head["links"])
+    raw = head["scan"]
+    scan = None
+    if raw is not None:
+        raw.update(
+            links=tuple(raw["links"]),
+            ids=frozenset(raw["ids"]),
+            duplicate_ids=tuple(raw["duplicate_ids"]),
+        )
+        scan = PageScan(**raw)
+    return Page(head["path"], content, links, scan)
+
+
+def reused_or_computed(
+    cache: BuildCache | None,
+    kind: str,
+    count: int,
+    key: Callable[[int], str],
+    task: Callable[[int], T],
+    codec: tuple[Callable[[T], bytes], Callable[[bytes], T]],
+    jobs: int,
+) -> list[T]:
+    """Return `[task(i) for i in range(count)]`: each from the cache when an entry for its key
+    is there and reads back, the others computed over `jobs` processes and stored."""
+    if cache is None:
+        return run_each(task, count, jobs)
+    dump, load = codec
+    keys = [key(index) for index in range(count)]
+    found: dict[int, T] = {}
+    for index, entry in enumerate(keys):
+        data = cache.read(kind, entry)
+        if data is not None:
+            try:
+                found[index] = load(data)
+            except (ValueError, KeyError, TypeError):  # a damaged entry: compute it again
+                cache.misses += 1
+    missing = [index for index in range(count) if index not in found]
+    computed = run_each(lambda position: task(missing[position]), len(missing), jobs)
+    for index, value in zip(missing, computed, strict=True):
+        cache.write(kind, keys[index], dump(value))
+        found[index] = value
+    return [found[index] for index in range(count)]
+
+
+VERIFICATION_CODEC = (dump_verification, load_verification)
+PAGE_CODEC = (dump_page, load_page)

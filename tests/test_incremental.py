@@ -1,0 +1,274 @@
+"""Parallel and cached builds write exactly what a cold serial build writes.
+
+A fixture project grown to 20 guides is edited by a seeded random sequence of changes
+(records, prose, front matter, additions, deletions, renames, templates, settings, rules);
+after each one a build that reuses the cache and renders over two processes must give the
+same pages and the same findings as a serial build with no cache. A build killed while it
+writes the cache, or a damaged entry, must not change what the next build writes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from site_builder import render, verify
+from site_builder.cache import BuildCache
+from site_builder.config import BuildConfig
+from site_builder.models import BuildReport
+from site_builder.pipeline import build
+from tests.conftest import Project, tree_digest
+from tests.new_guide import probe_record
+
+WORDS = [
+    "scheduler",
+    "warmup",
+    "canary",
+    "rollout",
+    "kernel",
+    "fusion",
+    "quantised",
+    "tokenizer",
+    "prefix",
+    "cache",
+    "eviction",
+    "topology",
+    "bandwidth",
+    "interconnect",
+    "watchdog",
+    "restart",
+    "budget",
+    "headroom",
+    "fragmentation",
+    "overlap",
+    "pipeline",
+    "stage",
+    "speculative",
+    "draft",
+    "verifier",
+    "rejection",
+    "sampling",
+    "window",
+    "cluster",
+    "placement",
+]
+
+
+EDITS = (
+    "record",
+    "prose",
+    "title",
+    "tags",
+    "add",
+    "delete",
+    "rename",
+    "template",
+    "settings",
+    "rules",
+    "record-file-rename",
+)
+
+
+def grow(project: Project, count: int, seed: int = 7) -> None:
+    """Add `count` probe guides of distinct words to the project."""
+    rng = random.Random(seed)
+    for index in range(count):
+        add_guide(project, f"probe-{index:02d}", rng)
+
+
+def add_guide(project: Project, name: str, rng: random.Random) -> None:
+    """Write one probe record and its prose, with words and numbers drawn from `rng`."""
+    words = rng.sample(WORDS, 6)
+    operation_id = f"20261101{rng.randrange(10**6):06d}-{name}"
+    record = probe_record(operation_id, status=f"pinned-{'-'.join(words[:3])}")
+    record["latencyProbe"]["byPromptLength"]["short"]["p50Ms"] = rng.randrange(100, 400)
+    project.save_record(f"{name}.json", record)
+    front = {
+        "title": f"GLM-5.2 {words[0]} {words[1]} and {words[2]}: {name}",
+        "description": f"When {words[3]} and {words[4]} decide {words[5]} for GLM-5.2 on SGLang, "
+        f"step by step ({name}).",
+        "slug": f"glm-5-2-{name}",
+        "record": operation_id,
+        "reader_job": f"Decide on {words[0]} {words[3]} for {name}.",
+        "tags": ["sglang", words[0]],
+        "published": "2026-11-02",
+    }
+    body = f"## {words[1].title()}\n\n{' '.join(rng.choices(WORDS, k=40))}.\n"
+    project.write(f"content/{name}.md", f"---\n{yaml.safe_dump(front)}---\n{body}")
+
+
+def outcome(report: BuildReport) -> tuple[dict[str, bytes], list[Any]]:
+    """Return what a user sees of a build: every page's bytes, and the findings."""
+    return {page.path: page.content for page in report.pages}, list(report.findings)
+
+
+def build_both(root: Path) -> tuple[BuildReport, BuildReport]:
+    """Build `root` with cache and two processes, then cold and serial."""
+    cached = build(BuildConfig.for_root(root, jobs=2), write=False)
+    cold = build(BuildConfig.for_root(root, cache=False), write=False)
+    return cached, cold
+
+
+def probes(project: Project) -> list[Path]:
+    """Return the probe guides' prose files."""
+    return sorted((project.root / "content").glob("probe-*.md"))
+
+
+def edit(project: Project, rng: random.Random, step: int) -> str:
+    """Make one random change of the kinds an editor makes; return what it was."""
+    prose = probes(project)
+    chosen = rng.choice(prose)
+    record = project.root / "records" / f"{chosen.stem}.json"
+    kind = rng.choice(EDITS)
+    if kind == "record":
+        data = json.loads(record.read_text("utf-8"))
+        data["latencyProbe"]["chunkSizes"][0][1] = round(rng.random(), 2)
+        record.write_text(json.dumps(data, indent=2), "utf-8")
+    elif kind in {"prose", "title", "tags", "rename"}:
+        text = chosen.read_text("utf-8")
+        _, front_text, body = text.split("---\n", 2)
+        front = yaml.safe_load(front_text)
+        if kind == "prose":
+            body += f"\nA new paragraph {step} on {rng.choice(WORDS)}.\n"
+        elif kind == "title":
+            front["title"] = f"{front['title']} revised {step}"
+        elif kind == "tags":
+            front["tags"] = [*front["tags"], rng.choice(WORDS)]
+        else:
+            front["slug"] = f"{front['slug']}-r{step}"
+        chosen.write_text(f"---\n{yaml.safe_dump(front)}---\n{body}", "utf-8")
+    elif kind == "add":
+        add_guide(project, f"probe-new-{step}", rng)
+    elif kind == "delete" and len(prose) > 2:
+        chosen.unlink()
+        record.unlink()
+    elif kind == "template":
+        footer = project.root / "templates" / "base.html"
+        footer.write_text(footer.read_text("utf-8").replace("</footer>", f"{step} </footer>"))
+    elif kind == "settings":
+        settings = project.root / "content" / "site.yaml"
+        data = yaml.safe_load(settings.read_text("utf-8"))
+        data["title"] = f"{data['title']} {step}"
+        settings.write_text(yaml.safe_dump(data), "utf-8")
+    elif kind == "rules":
+        rules = project.root / "content" / "rules.yaml"
+        data = yaml.safe_load(rules.read_text("utf-8"))
+        data.setdefault("undecidable", {})["oneSourceReceipt"] = f"checked by hand ({step})"
+        rules.write_text(yaml.safe_dump(data), "utf-8")
+    elif kind == "record-file-rename":
+        record.rename(record.with_name(f"{record.stem}-moved.json"))
+        chosen.rename(chosen.with_name(f"{chosen.stem}-moved.md"))
+    return kind
+
+
+@pytest.fixture
+def grown(project: Project) -> Project:
+    """The seed project with 16 probe guides (20 guides: enough to render over 2 processes)."""
+    grow(project, 16)
+    return project
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_random_edits_build_what_a_cold_serial_build_does(grown: Project, seed: int) -> None:
+    rng = random.Random(seed)
+    cached, cold = build_both(grown.root)
+    assert outcome(cached) == outcome(cold)
+    for step in range(8):
+        kind = edit(grown, rng, step)
+        cached, cold = build_both(grown.root)
+        assert outcome(cached) == outcome(cold), f"after edit {step} ({kind})"
+
+
+def test_an_unchanged_build_verifies_and_renders_nothing_again(
+    grown: Project, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    config = BuildConfig.for_root(grown.root)
+    first = build(config, write=False)
+    verified, rendered = (
+        count_calls(monkeypatch, verify, "verify"),
+        count_calls(monkeypatch, render, "render_guide"),
+    )
+    assert outcome(build(config, write=False)) == outcome(first)
+    assert (verified, rendered) == ([], [])
+    prose = probes(grown)[0]
+    prose.write_text(prose.read_text("utf-8") + "\nOne more line.\n", "utf-8")
+    build(config, write=False)
+    assert (len(verified), len(rendered)) == (0, 1)  # the prose changed, not the record
+    record = grown.root / "records" / f"{prose.stem}.json"
+    data = json.loads(record.read_text("utf-8"))
+    data["latencyProbe"]["chunkSizes"][1][1] = 0.7
+    record.write_text(json.dumps(data), "utf-8")
+    build(config, write=False)
+    assert (len(verified), len(rendered)) == (1, 2)
+
+
+def count_calls(monkeypatch: pytest.MonkeyPatch, module: Any, name: str) -> list[None]:
+    """Count calls of `module.name` from now on (in this process)."""
+    calls: list[None] = []
+    original = getattr(module, name)
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        calls.append(None)
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(module, name, counted)
+    return calls
+
+
+def test_damaged_entries_are_rebuilt_not_served(grown: Project) -> None:
+    config = BuildConfig.for_root(grown.root)
+    cold = outcome(build(BuildConfig.for_root(grown.root, cache=False), write=False))
+    build(config, write=False)
+    entries = sorted((grown.root / ".cache").rglob("*"))
+    files = [path for path in entries if path.is_file()]
+    assert len(files) >= 40  # a verification and a page per guide
+    for index, path in enumerate(files):
+        data = path.read_bytes()
+        if index % 3 == 0:
+            path.write_bytes(data[: len(data) // 2])  # cut short
+        elif index % 3 == 1:
+            path.write_bytes(data.replace(b"GLM", b"GLN"))  # changed after it was written
+    (files[0].parent / ".tmp-left-by-a-kill").write_bytes(b"half an entr")
+    assert outcome(build(config, write=False)) == cold
+
+
+def test_a_build_killed_while_writing_the_cache_is_followed_by_a_correct_one(
+    grown: Project, tmp_path: Path
+) -> None:
+    cache = grown.root / ".cache"
+    process = subprocess.Popen(
+        [sys.executable, "build.py", "--out", str(tmp_path / "killed"), "--jobs", "1"],
+        cwd=grown.root,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and len(list(cache.rglob("*"))) < 12:
+        time.sleep(0.005)
+    os.kill(process.pid, signal.SIGKILL)
+    process.wait()
+    assert list(cache.rglob("*")), "the build was killed before it wrote any cache entry"
+    after = grown.run("--out", str(tmp_path / "after"))
+    cold = grown.run("--out", str(tmp_path / "cold"), "--no-cache")
+    assert after.returncode == cold.returncode, after.stderr
+    assert tree_digest(tmp_path / "after") == tree_digest(tmp_path / "cold")
+
+
+def test_cache_entries_are_checked_on_read(tmp_path: Path) -> None:
+    cache = BuildCache(tmp_path)
+    cache.write("page", "abc", b"<html>one</html>")
+    assert BuildCache(tmp_path).read("page", "abc") == b"<html>one</html>"
+    entry = next(path for path in tmp_path.rglob("abc"))
+    entry.write_bytes(entry.read_bytes()[:-3])
+    assert BuildCache(tmp_path).read("page", "abc") is None
+    assert not entry.exists()  # a damaged entry is removed, so it is written again

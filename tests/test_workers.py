@@ -1,0 +1,52 @@
+"""Per-guide work spread over forked processes: in order, really parallel, errors intact."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from site_builder.errors import BuilderError, InputError, Problem
+from site_builder.vocabulary import in_use, using
+from site_builder.workers import run_each
+from tests.conftest import SEED_VOCABULARY
+
+
+def test_results_come_back_in_order_from_other_processes() -> None:
+    results = run_each(lambda index: (index * index, os.getpid()), 64, jobs=2)
+    assert [square for square, _ in results] == [index * index for index in range(64)]
+    workers = {pid for _, pid in results}
+    assert len(workers) == 2 and os.getpid() not in workers
+
+
+def test_a_few_items_are_not_worth_a_fork() -> None:
+    assert {pid for pid in run_each(lambda index: os.getpid(), 5, jobs=2)} == {os.getpid()}
+
+
+def test_tasks_run_with_the_callers_vocabulary() -> None:
+    with using(SEED_VOCABULARY):
+        subjects = run_each(lambda index: in_use().subject, 32, jobs=2)  # type: ignore[union-attr]
+    assert set(subjects) == {SEED_VOCABULARY.subject}
+
+
+def test_an_input_error_in_a_worker_arrives_with_its_problems() -> None:
+    problem = Problem("records/x.json", "decision", "is missing")
+
+    def task(index: int) -> int:
+        if index == 20:
+            raise InputError([problem])
+        return index
+
+    with pytest.raises(InputError) as raised:
+        run_each(task, 32, jobs=2)
+    assert raised.value.problems == (problem,)
+
+
+def test_a_worker_that_dies_is_a_builder_bug_not_a_hang() -> None:
+    def task(index: int) -> int:
+        if index == 20:
+            os._exit(3)
+        return index
+
+    with pytest.raises(BuilderError, match="builder bug: a worker process failed"):
+        run_each(task, 32, jobs=2)
