@@ -5,9 +5,10 @@ folder and grows it to N guides with the referee's generator (../shared/bench/sa
 corpus.py, run where it is, never copied), then times `python build.py --timings` R times
 each way and prints medians:
 
-- cold: the output folder deleted first;
+- cold: the output folder and the build cache (`.cache/`) deleted first;
 - warm: nothing changed since the last build (the output folder is there);
-- one change: one guide's prose changed since the last build.
+- one prose: one guide's prose changed since the last build;
+- one record: one guide's record changed (a note added) since the last build.
 
 Each run reports its wall time, the stage times the builder prints, the builder's own peak
 RSS and that of its children (the Pagefind indexer). With --referee ROWS (the rows.txt that
@@ -20,6 +21,7 @@ Pagefind on the same corpus. Run from the project root:
 from __future__ import annotations
 
 import argparse
+import json
 import re
 import shutil
 import statistics
@@ -94,6 +96,14 @@ def change_one_guide(project: Path, round_number: int) -> None:
     prose.write_text(prose.read_text("utf-8") + f"\nEdit {round_number}.\n", "utf-8")
 
 
+def change_one_record(project: Path, round_number: int) -> None:
+    """Add a note to the first generated record (a new section on its page only)."""
+    path = sorted((project / "records").glob("*_bench.json"))[0]
+    record = json.loads(path.read_text("utf-8"))
+    record["benchNote"] = f"edited in round {round_number}"
+    path.write_text(json.dumps(record, indent=2), "utf-8")
+
+
 def referee_ratio(rows: Path, guides: int, ours: float) -> str:
     """Return ours / (Hugo + Pagefind) from the referee's rows.txt, if it has this size."""
     times: dict[str, list[float]] = defaultdict(list)
@@ -122,14 +132,20 @@ def main() -> int:
             runs: dict[str, list[dict[str, float]]] = defaultdict(list)
             for round_number in range(args.repeat):
                 shutil.rmtree(out, ignore_errors=True)
+                shutil.rmtree(project / ".cache", ignore_errors=True)
                 runs["cold"].append(run_build(project, out))
                 runs["warm"].append(run_build(project, out))
                 change_one_guide(project, round_number)
-                runs["one change"].append(run_build(project, out))
+                runs["one prose"].append(run_build(project, out))
+                change_one_record(project, round_number)
+                runs["one record"].append(run_build(project, out))
             print(f"N={guides} ({args.repeat} runs each, medians):")
             for kind, results in runs.items():
-                keys = [key for key in results[0] if key not in ("wall",)]
-                median = {key: statistics.median(r[key] for r in results) for key in results[0]}
+                keys = list(dict.fromkeys(k for result in results for k in result if k != "wall"))
+                median = {
+                    key: statistics.median(r.get(key, 0.0) for r in results)
+                    for key in ["wall", *keys]
+                }
                 stages = ", ".join(
                     f"{key} {median[key]:.2f}" for key in keys if not key.endswith("MB")
                 )

@@ -161,6 +161,8 @@ def main(argv: Sequence[str] | None = None, default_root: Path | None = None) ->
         action = (
             "Audited" if args.audit else f"Built {len(report.pages)} files into {config.out_dir}"
         )
+        if report.unchanged:
+            action = f"Up to date: nothing changed since {config.out_dir} was built"
         acknowledged = counts(findings)["acknowledged"]
         note = _drafts_note(report.drafts, config)
         if acknowledged and not args.audit:

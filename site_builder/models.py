@@ -5,6 +5,7 @@ The file formats people write (and their pydantic schemas) live in `schema`.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import date, datetime
 from typing import Literal
@@ -279,8 +280,12 @@ class BuildReport:
     findings: tuple[Finding, ...]
     guides: int
     """Guides written (or, for an audit, that a deploy would write)."""
-    verifications: tuple[Verification, ...] = ()
+    verifications: Sequence[Verification] = ()
     drafts: tuple[str, ...] = ()
     """URLs of the drafts: audited, but written only with --drafts."""
     timings: tuple[tuple[str, float], ...] = ()
     """Wall seconds per stage (load, validate, verify, render, search index, check, write)."""
+    written: bool = False
+    """Whether the site was written (a build, not an audit, and no check error)."""
+    unchanged: bool = False
+    """Whether nothing changed since this output folder was written, so nothing was done."""

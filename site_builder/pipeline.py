@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
+from dataclasses import replace
 
 from site_builder.acknowledge import acknowledge
 from site_builder.assemble import assemble
@@ -17,6 +18,7 @@ from site_builder.models import BuildReport, Normalized, Page, Site
 from site_builder.normalize import normalize
 from site_builder.render import render_site
 from site_builder.search import SearchIndex, promised_pages
+from site_builder.unchanged import inputs_key, remember, remembered
 from site_builder.verify import verify_site
 from site_builder.vocabulary import using
 from site_builder.write import write_site
@@ -42,9 +44,18 @@ def build(config: BuildConfig, *, write: bool = True) -> BuildReport:
     """Build the site; write it unless `write` is false or a check found an error.
 
     Drafts are checked like every guide; unless `config.include_drafts`, the site written is
-    rendered again without them, and that deploy is checked too.
+    rendered again without them, and that deploy is checked too. A build to write whose
+    inputs are those of the build that wrote the output folder (unchanged since) does nothing.
     """
     clock = Stopwatch()
+    cache = BuildCache(config.cache_dir) if config.cache_dir else None
+    key = ""
+    if cache is not None and write:
+        with clock.stage("unchanged"):
+            key = inputs_key(config)
+            earlier = remembered(cache, key, config.out_dir)
+        if earlier is not None:
+            return replace(earlier, timings=tuple(clock.seconds.items()), unchanged=True)
     with clock.stage("load"):
         inputs = load_inputs(config)
     with clock.stage("validate"):
@@ -52,11 +63,21 @@ def build(config: BuildConfig, *, write: bool = True) -> BuildReport:
     # Keys read by shape anywhere in a record (caveats, verdicts) and word spellings come
     # from the project's vocabulary for the whole build.
     with using(normalized.vocabulary):
-        return _build(normalized, config, write, clock)
+        report = _build(normalized, config, write, clock, cache)
+        if key and report.written:
+            with clock.stage("write"):
+                # Inputs saved while this build ran: the next build must not skip.
+                if inputs_key(config) == key:
+                    remember(cache, key, report, config.out_dir)
+    return replace(report, timings=tuple(clock.seconds.items()))
 
 
 def _build(
-    normalized: Normalized, config: BuildConfig, write: bool, clock: Stopwatch
+    normalized: Normalized,
+    config: BuildConfig,
+    write: bool,
+    clock: Stopwatch,
+    cache: BuildCache | None,
 ) -> BuildReport:
     """Assemble, verify, render, check and write one validated project.
 
@@ -64,7 +85,6 @@ def _build(
     """
     with clock.stage("validate"):
         site = assemble(normalized, config.build_date, production=config.production)
-    cache = BuildCache(config.cache_dir) if config.cache_dir else None
     with clock.stage("verify"):
         verifications = verify_site(site, config.jobs, cache)
     leave_out_drafts = bool(site.drafts) and not config.include_drafts
@@ -85,7 +105,8 @@ def _build(
                 published_findings = check_published(published, [*pages, *promised_pages()])
                 findings = ordered([*findings, *(f for f in published_findings if f not in seen)])
         findings = acknowledge(site, findings)
-        if write and not any(finding.severity == "error" for finding in findings):
+        written = write and not any(finding.severity == "error" for finding in findings)
+        if written:
             if search is not None:
                 with clock.stage("search index"):
                     pages += search.pages()
@@ -100,7 +121,7 @@ def _build(
         len(site.guides) - len(site.drafts) * leave_out_drafts,
         tuple(verifications.values()),
         drafts=tuple(guide.url for guide in site.drafts),
-        timings=tuple(clock.seconds.items()),
+        written=written,
     )
 
 

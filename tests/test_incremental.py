@@ -272,3 +272,48 @@ def test_cache_entries_are_checked_on_read(tmp_path: Path) -> None:
     entry.write_bytes(entry.read_bytes()[:-3])
     assert BuildCache(tmp_path).read("page", "abc") is None
     assert not entry.exists()  # a damaged entry is removed, so it is written again
+
+
+def test_a_build_with_nothing_changed_does_nothing_and_says_so(project: Project) -> None:
+    first = project.run()
+    assert first.returncode == 0, first.stderr
+    written = tree_digest(project.out)
+    again = project.run("--timings")
+    assert again.returncode == 0, again.stderr
+    assert "Up to date: nothing changed since" in again.stdout
+    assert "Stage times: unchanged" in again.stderr and "render" not in again.stderr
+    assert tree_digest(project.out) == written
+    assert again.stderr.count("warning") == first.stderr.count("warning")  # same report
+
+
+@pytest.mark.parametrize(
+    "change",
+    ["record", "prose", "template", "static", "output-edited", "output-removed", "date"],
+)
+def test_any_change_to_inputs_or_output_builds_again(project: Project, change: str) -> None:
+    assert project.run().returncode == 0
+    env: dict[str, str] = {}
+    if change == "record":
+        data = project.record("000_f07234cca5c1d19d.json")
+        project.save_record("000_f07234cca5c1d19d.json", {**data, "status": data["status"] + "-x"})
+    elif change == "prose":
+        prose = next((project.root / "content").glob("glm-*.md"))
+        prose.write_text(prose.read_text("utf-8") + "\nOne more sentence.\n", "utf-8")
+    elif change == "template":
+        base = project.root / "templates" / "base.html"
+        base.write_text(base.read_text("utf-8").replace("</footer>", " </footer>"), "utf-8")
+    elif change == "static":
+        project.write("static/extra.txt", "a file served as it is\n")
+    elif change == "output-edited":
+        page = next(project.out.glob("guides/*/index.html"))
+        page.write_text(page.read_text("utf-8") + "<!-- edited by hand -->", "utf-8")
+    elif change == "output-removed":
+        (project.out / "sitemap.xml").unlink()
+    elif change == "date":
+        env["SOURCE_DATE_EPOCH"] = str(int(time.time()) + 400 * 86400)
+    result = project.run(env=env)
+    assert result.returncode == 0, result.stderr
+    assert "Up to date" not in result.stdout
+    cold = project.root / "_cold"
+    assert project.run("--no-cache", "--out", str(cold), env=env).returncode == 0
+    assert tree_digest(project.out) == tree_digest(cold)

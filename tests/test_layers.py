@@ -31,6 +31,7 @@ ORDER = [
     "scaffold",
     "cache",
     "reuse",
+    "unchanged",
     "verify",
     "measures",
     "charts",
