@@ -22,6 +22,7 @@ import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
 from functools import cache
+from itertools import chain, repeat
 from typing import Any
 
 MAX_POWER = 64
@@ -34,11 +35,6 @@ MAX_INT_BITS = 4096
 
 class FormulaError(Exception):
     """A formula cannot be parsed, or cannot be evaluated on this record (a missing input)."""
-
-
-def _days_between(start: str, end: str) -> float:
-    """Return the days from one ISO time to another."""
-    return (_time(end) - _time(start)).total_seconds() / 86400
 
 
 def _time(value: str) -> datetime:
@@ -59,74 +55,33 @@ def _unique(items: Iterable[Any]) -> list[Any]:
 
 
 FUNCTIONS: dict[str, Callable[..., Any]] = {
-    "abs": abs,
-    "all": all,
-    "any": any,
-    "ceil": math.ceil,
-    "floor": math.floor,
-    "len": len,
-    "max": max,
-    "min": min,
-    "round": round,
-    "sum": sum,
-    "sorted": sorted,
-    "list": list,
+    "abs": abs, "all": all, "any": any, "ceil": math.ceil, "floor": math.floor, "len": len,
+    "max": max, "min": min, "round": round, "sum": sum, "sorted": sorted, "list": list,
     "unique": _unique,
     "intersection": lambda a, b: [item for item in _unique(a) if item in list(b)],
     "first": lambda items: next(iter(items)),
-    "days_between": _days_between,
+    "days_between": lambda start, end: (_time(end) - _time(start)).total_seconds() / 86400,
     "time": lambda value: _time(value).timestamp(),
     "matches": lambda pattern, value: re.fullmatch(pattern, str(value)) is not None,
     "contains": lambda text, part: str(part) in str(text),
     "replace": lambda text, old, new: str(text).replace(str(old), str(new)),
     "str": lambda value: str(value).lower() if isinstance(value, bool) else str(value),
-}
+}  # fmt: skip
 _BINARY = {
-    ast.Add: operator.add,
-    ast.Sub: operator.sub,
-    ast.Mult: operator.mul,
-    ast.Div: operator.truediv,
-    ast.FloorDiv: operator.floordiv,
-    ast.Mod: operator.mod,
-    ast.Pow: operator.pow,
-}
+    ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
+    ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod, ast.Pow: operator.pow,
+}  # fmt: skip
 _COMPARE = {
-    ast.Eq: operator.eq,
-    ast.NotEq: operator.ne,
-    ast.Lt: operator.lt,
-    ast.LtE: operator.le,
-    ast.Gt: operator.gt,
-    ast.GtE: operator.ge,
-    ast.In: lambda a, b: a in b,
-    ast.NotIn: lambda a, b: a not in b,
-}
+    ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt, ast.LtE: operator.le,
+    ast.Gt: operator.gt, ast.GtE: operator.ge,
+    ast.In: lambda a, b: a in b, ast.NotIn: lambda a, b: a not in b,
+}  # fmt: skip
 _ALLOWED = (
-    ast.Expression,
-    ast.Constant,
-    ast.Name,
-    ast.Load,
-    ast.Attribute,
-    ast.Subscript,
-    ast.BinOp,
-    ast.UnaryOp,
-    ast.USub,
-    ast.UAdd,
-    ast.Not,
-    ast.BoolOp,
-    ast.And,
-    ast.Or,
-    ast.Compare,
-    ast.IfExp,
-    ast.Call,
-    ast.List,
-    ast.Tuple,
-    ast.GeneratorExp,
-    ast.ListComp,
-    ast.comprehension,
-    ast.Store,
-    *_BINARY,
-    *_COMPARE,
-)
+    ast.Expression, ast.Constant, ast.Name, ast.Load, ast.Attribute, ast.Subscript, ast.BinOp,
+    ast.UnaryOp, ast.USub, ast.UAdd, ast.Not, ast.BoolOp, ast.And, ast.Or, ast.Compare, ast.IfExp,
+    ast.Call, ast.List, ast.Tuple, ast.GeneratorExp, ast.ListComp, ast.comprehension, ast.Store,
+    *_BINARY, *_COMPARE,
+)  # fmt: skip
 
 
 @cache
@@ -159,15 +114,20 @@ def parse(formula: str) -> ast.Expression:
 def evaluate(formula: str, scopes: Sequence[Mapping[str, Any]], bindings: Mapping[str, Any]) -> Any:
     """Evaluate a formula; names resolve in `bindings`, then in `scopes` (innermost first)."""
     try:
-        return _Evaluator(scopes, dict(bindings), [0]).visit(parse(formula).body)
-    except FormulaError:
-        raise
+        return _compiled(formula)(_Env(dict(bindings), scopes))
     except (ArithmeticError, TypeError, ValueError, KeyError, IndexError, StopIteration) as error:
         raise FormulaError(f"{type(error).__name__}: {error}") from None
 
 
 def _bounded(value: Any) -> Any:
     """Refuse results too large to be a record's claim: huge integers, endless text, infinity."""
+    kind = type(value)  # the usual JSON values first, quickly
+    if (kind is int and value.bit_length() <= MAX_INT_BITS) or kind is bool or value is None:
+        return value
+    if (kind is float and math.isfinite(value)) or kind is dict:
+        return value
+    if (kind is str or kind is list) and len(value) <= MAX_TEXT:
+        return value
     if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > MAX_INT_BITS:
         raise FormulaError("a number grew too large")
     if isinstance(value, float) and not math.isfinite(value):
@@ -177,102 +137,162 @@ def _bounded(value: Any) -> Any:
     return value
 
 
-class _Evaluator:
-    """Walk a checked AST and compute its value over JSON data."""
+class _Env:
+    """One evaluation: its bindings, its scopes (innermost first) and its step budget."""
 
-    def __init__(
-        self, scopes: Sequence[Mapping[str, Any]], bindings: dict[str, Any], steps: list[int]
-    ) -> None:
-        self.scopes = scopes
-        self.bindings = bindings
-        self.steps = steps
+    __slots__ = ("bindings", "scopes", "steps")
 
-    def visit(self, node: ast.AST) -> Any:
-        self.steps[0] += 1
-        if self.steps[0] > MAX_STEPS:
-            raise FormulaError(f"takes more than {MAX_STEPS:,} steps")
-        method = getattr(self, f"_{type(node).__name__}", None)
-        if method is None:
-            raise FormulaError(f"'{type(node).__name__}' is not allowed in a formula")
-        return _bounded(method(node))
+    def __init__(self, bindings: dict[str, Any], scopes: Sequence[Mapping[str, Any]]) -> None:
+        self.bindings, self.scopes = bindings, scopes
+        self.steps = chain(repeat(None, MAX_STEPS), iter(_runaway, None))
 
-    def _Constant(self, node: ast.Constant) -> Any:
-        return node.value
 
-    def _Name(self, node: ast.Name) -> Any:
-        if node.id in self.bindings:
-            return self.bindings[node.id]
-        if node.id in {"true", "false", "null"}:
-            return {"true": True, "false": False, "null": None}[node.id]
-        for scope in self.scopes:
-            if node.id in scope:
-                return scope[node.id]
-        raise FormulaError(f"no input named '{node.id}'")
+def _runaway() -> None:
+    """Refuse the step after the last one allowed (env.steps calls it after MAX_STEPS Nones)."""
+    raise FormulaError(f"takes more than {MAX_STEPS:,} steps")
 
-    def _Attribute(self, node: ast.Attribute) -> Any:
-        value = self.visit(node.value)
-        if not isinstance(value, Mapping) or node.attr not in value:
-            raise FormulaError(f"no field '{node.attr}'")
-        return value[node.attr]
 
-    def _Subscript(self, node: ast.Subscript) -> Any:
-        value, index = self.visit(node.value), self.visit(node.slice)
+# A compiled node: a closure over its compiled parts that takes its step first, as the walker
+# counted each node it entered, so `next(env.steps) or value` goes on to compute the value.
+_Run = Callable[[_Env], Any]
+_LITERALS = {"true": True, "false": False, "null": None}
+_UNARY = {ast.Not: operator.not_, ast.USub: operator.neg, ast.UAdd: operator.pos}
+
+
+@cache
+def _compiled(formula: str) -> _Run:
+    """Parse and check a formula once, then turn its tree into closures (nothing is eval()ed)."""
+    return _compile(parse(formula).body)
+
+
+def _compile(node: Any) -> _Run:
+    """Return the closure that computes a checked node's value."""
+    kind = type(node)
+    if kind is ast.Constant:
+        value = node.value
+        try:
+            _bounded(value)
+        except FormulaError:
+            return lambda env: next(env.steps) or _bounded(value)  # refused only when reached
+        return lambda env: next(env.steps) or value
+    if kind is ast.UnaryOp:
+        operand, op = _compile(node.operand), _UNARY[type(node.op)]
+        return lambda env: next(env.steps) or _bounded(op(operand(env)))
+    if kind is ast.IfExp:
+        test, body, orelse = _compile(node.test), _compile(node.body), _compile(node.orelse)
+        return lambda env: next(env.steps) or (body(env) if test(env) else orelse(env))
+    if kind is ast.Call:
+        function, arguments = FUNCTIONS[node.func.id], [_compile(a) for a in node.args]
+        return lambda env: next(env.steps) or _bounded(function(*[a(env) for a in arguments]))
+    if kind is ast.List or kind is ast.Tuple:
+        elements = [_compile(element) for element in node.elts]
+        return lambda env: next(env.steps) or _bounded([element(env) for element in elements])
+    if kind is ast.Name or kind is ast.Attribute or kind is ast.Subscript:
+        return _lookup(node)
+    if kind is ast.BinOp or kind is ast.BoolOp or kind is ast.Compare:
+        return _operation(node)
+    return _comprehension(node)  # the only node left after parse(): a one-`for` comprehension
+
+
+def _lookup(node: ast.Name | ast.Attribute | ast.Subscript) -> _Run:
+    """A name's value, an object's field or an object's or list's item."""
+    if isinstance(node, ast.Name):
+        name = node.id
+
+        def named(env: _Env) -> Any:
+            next(env.steps)
+            if name in env.bindings:
+                return _bounded(env.bindings[name])
+            if name in _LITERALS:
+                return _LITERALS[name]
+            for scope in env.scopes:
+                if name in scope:
+                    return _bounded(scope[name])
+            raise FormulaError(f"no input named '{name}'")
+
+        return named
+    value_of = _compile(node.value)
+    if isinstance(node, ast.Attribute):
+        attr = node.attr
+
+        def field(env: _Env) -> Any:
+            next(env.steps)
+            value = value_of(env)
+            if not (type(value) is dict or isinstance(value, Mapping)) or attr not in value:
+                raise FormulaError(f"no field '{attr}'")
+            return _bounded(value[attr])
+
+        return field
+    index_of = _compile(node.slice)
+
+    def item(env: _Env) -> Any:
+        next(env.steps)
+        value, index = value_of(env), index_of(env)
         if not isinstance(value, Mapping | list) or isinstance(index, bool):
             raise FormulaError("only objects and lists can be indexed")
-        return value[index]
+        return _bounded(value[index])
 
-    def _BinOp(self, node: ast.BinOp) -> Any:
-        left, right = self.visit(node.left), self.visit(node.right)
-        if isinstance(node.op, ast.Pow) and abs(right) > MAX_POWER:
-            raise FormulaError("exponent too large")
-        if isinstance(node.op, ast.Mult | ast.Mod) and any(
-            isinstance(v, str | list) for v in (left, right)
-        ):
-            raise FormulaError("text and lists cannot be multiplied or formatted")
-        return _BINARY[type(node.op)](left, right)
+    return item
 
-    def _UnaryOp(self, node: ast.UnaryOp) -> Any:
-        value = self.visit(node.operand)
-        if isinstance(node.op, ast.Not):
-            return not value
-        return -value if isinstance(node.op, ast.USub) else +value
 
-    def _BoolOp(self, node: ast.BoolOp) -> Any:
-        if isinstance(node.op, ast.And):
-            return all(self.visit(value) for value in node.values)
-        return any(self.visit(value) for value in node.values)
+def _operation(node: ast.BinOp | ast.BoolOp | ast.Compare) -> _Run:
+    """Arithmetic; `and`/`or` and chained comparisons, True or False, stopping once decided."""
+    if isinstance(node, ast.BinOp):
+        left_of, right_of, op = _compile(node.left), _compile(node.right), type(node.op)
+        function, power, repeats = _BINARY[op], op is ast.Pow, op is ast.Mult or op is ast.Mod
 
-    def _Compare(self, node: ast.Compare) -> bool:
-        left = self.visit(node.left)
-        for op, comparator in zip(node.ops, node.comparators, strict=True):
-            right = self.visit(comparator)
-            if not _COMPARE[type(op)](left, right):
+        def arithmetic(env: _Env) -> Any:
+            next(env.steps)
+            left, right = left_of(env), right_of(env)
+            if power and abs(right) > MAX_POWER:
+                raise FormulaError("exponent too large")
+            if repeats and (isinstance(left, str | list) or isinstance(right, str | list)):
+                raise FormulaError("text and lists cannot be multiplied or formatted")
+            return _bounded(function(left, right))
+
+        return arithmetic
+    if isinstance(node, ast.BoolOp):
+        values_of, conjunction = [_compile(v) for v in node.values], isinstance(node.op, ast.And)
+
+        def boolean(env: _Env) -> bool:
+            next(env.steps)
+            for value_of in values_of:  # `and` stops at a false value, `or` at a true one
+                if (not value_of(env)) is conjunction:
+                    return not conjunction
+            return conjunction
+
+        return boolean
+    left_of, ops = _compile(node.left), [_COMPARE[type(op)] for op in node.ops]
+    pairs = list(zip(ops, [_compile(right) for right in node.comparators], strict=True))
+
+    def compare(env: _Env) -> bool:
+        next(env.steps)
+        left = left_of(env)
+        for op, right_of in pairs:
+            right = right_of(env)
+            if not op(left, right):
                 return False
             left = right
         return True
 
-    def _IfExp(self, node: ast.IfExp) -> Any:
-        return self.visit(node.body) if self.visit(node.test) else self.visit(node.orelse)
+    return compare
 
-    def _Call(self, node: ast.Call) -> Any:
-        function = FUNCTIONS[node.func.id]  # type: ignore[attr-defined]
-        return function(*(self.visit(argument) for argument in node.args))
 
-    def _List(self, node: ast.List) -> list[Any]:
-        return [self.visit(element) for element in node.elts]
+def _comprehension(node: ast.GeneratorExp | ast.ListComp) -> _Run:
+    """The first MAX_ITEMS items, each bound to the loop's name over the outer bindings."""
+    (loop,) = node.generators
+    name, items_of, element_of = loop.target.id, _compile(loop.iter), _compile(node.elt)
+    test_of = _compile(loop.ifs[0]) if loop.ifs else None
 
-    _Tuple = _List
-
-    def _GeneratorExp(self, node: ast.GeneratorExp) -> list[Any]:
-        (loop,) = node.generators
-        if not isinstance(loop.target, ast.Name):
-            raise FormulaError("a comprehension loops over one name")
-        items = list(self.visit(loop.iter))[:MAX_ITEMS]
-        results = []
+    def run(env: _Env) -> list[Any]:
+        next(env.steps)
+        items, outer, results = list(items_of(env))[:MAX_ITEMS], env.bindings, []
+        env.bindings = inner = {**outer}  # the loop's own bindings, the name rebound per item
         for item in items:
-            inner = _Evaluator(self.scopes, {**self.bindings, loop.target.id: item}, self.steps)
-            if all(inner.visit(condition) for condition in loop.ifs):
-                results.append(inner.visit(node.elt))
-        return results
+            inner[name] = item
+            if test_of is None or test_of(env):
+                results.append(element_of(env))
+        env.bindings = outer  # (an error ends the whole evaluation: nothing to restore then)
+        return _bounded(results)
 
-    _ListComp = _GeneratorExp
+    return run

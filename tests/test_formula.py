@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import ast
+import math
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 import pytest
+import yaml
 
+from site_builder import formula
 from site_builder.formula import FUNCTIONS, FormulaError, evaluate, parse
+from tests.conftest import SEED_SITE, load_records
 
 
 def ev(formula: str, *scopes: Mapping[str, Any], **bindings: Any) -> Any:
@@ -146,9 +151,9 @@ def test_a_power_beyond_the_exponent_limit_is_refused_before_it_is_computed() ->
 
 def test_text_and_lists_cannot_be_multiplied() -> None:
     started = time.perf_counter()
-    for formula in ('"a" * 10**9', "10**9 * name", "[0] * 3"):
+    for text in ('"a" * 10**9', "10**9 * name", "[0] * 3"):
         with pytest.raises(FormulaError, match="cannot be multiplied"):
-            ev(formula, {"name": "x"})
+            ev(text, {"name": "x"})
     assert time.perf_counter() - started < 1
 
 
@@ -158,15 +163,15 @@ def test_a_missing_input_is_refused_when_evaluated_not_when_parsed() -> None:
         ev("(fusionOn - fusionOff) / fusionOff", {"fusionOn": 1})
     with pytest.raises(FormulaError, match="no field 'missing'"):
         ev("t.n8.missing", ROWS)
-    for formula in ("rows[5].n", 't["n1"]', "first(row for row in rows if row.n > 9)"):
+    for text in ("rows[5].n", 't["n1"]', "first(row for row in rows if row.n > 9)"):
         with pytest.raises(FormulaError):
-            ev(formula, ROWS)
+            ev(text, ROWS)
 
 
 def test_errors_while_computing_become_formula_errors() -> None:
-    for formula in ("1 / 0", "x + 1", "time(x)", 'time("2026-07-10T22:58:33")', "rows[true]"):
+    for text in ("1 / 0", "x + 1", "time(x)", 'time("2026-07-10T22:58:33")', "rows[true]"):
         with pytest.raises(FormulaError):
-            ev(formula, {"x": "yesterday"}, ROWS)
+            ev(text, {"x": "yesterday"}, ROWS)
 
 
 def test_nested_powers_cannot_build_a_number_beyond_the_exponent_limit() -> None:
@@ -187,3 +192,274 @@ def _nested_replace(levels: int) -> str:
 def test_text_cannot_be_grown_past_what_multiplication_refuses(formula: str) -> None:
     with pytest.raises(FormulaError):
         ev(formula)
+
+
+# The compiled evaluator against the tree walker it replaced (kept here as the reference, with
+# plain loops where the old one used generators: those turned first()'s StopIteration into an
+# uncaught RuntimeError). Limits are read from the module, so a test may lower them.
+
+
+class Walker:
+    """Walk a checked AST and compute its value over JSON data, one step per node entered."""
+
+    def __init__(self, scopes: Sequence[Mapping[str, Any]], bindings: dict[str, Any]) -> None:
+        self.scopes, self.bindings, self.steps = scopes, bindings, [0]
+
+    def visit(self, node: Any) -> Any:
+        self.steps[0] += 1
+        if self.steps[0] > formula.MAX_STEPS:
+            raise FormulaError(f"takes more than {formula.MAX_STEPS:,} steps")
+        return reference_bounded(getattr(self, type(node).__name__)(node))
+
+    def Constant(self, node: ast.Constant) -> Any:
+        return node.value
+
+    def Name(self, node: ast.Name) -> Any:
+        if node.id in self.bindings:
+            return self.bindings[node.id]
+        if node.id in {"true", "false", "null"}:
+            return {"true": True, "false": False, "null": None}[node.id]
+        for scope in self.scopes:
+            if node.id in scope:
+                return scope[node.id]
+        raise FormulaError(f"no input named '{node.id}'")
+
+    def Attribute(self, node: ast.Attribute) -> Any:
+        value = self.visit(node.value)
+        if not isinstance(value, Mapping) or node.attr not in value:
+            raise FormulaError(f"no field '{node.attr}'")
+        return value[node.attr]
+
+    def Subscript(self, node: ast.Subscript) -> Any:
+        value, index = self.visit(node.value), self.visit(node.slice)
+        if not isinstance(value, Mapping | list) or isinstance(index, bool):
+            raise FormulaError("only objects and lists can be indexed")
+        return value[index]
+
+    def BinOp(self, node: ast.BinOp) -> Any:
+        left, right = self.visit(node.left), self.visit(node.right)
+        if isinstance(node.op, ast.Pow) and abs(right) > formula.MAX_POWER:
+            raise FormulaError("exponent too large")
+        if isinstance(node.op, ast.Mult | ast.Mod) and any(
+            isinstance(v, str | list) for v in (left, right)
+        ):
+            raise FormulaError("text and lists cannot be multiplied or formatted")
+        return formula._BINARY[type(node.op)](left, right)
+
+    def UnaryOp(self, node: ast.UnaryOp) -> Any:
+        value = self.visit(node.operand)
+        if isinstance(node.op, ast.Not):
+            return not value
+        return -value if isinstance(node.op, ast.USub) else +value
+
+    def BoolOp(self, node: ast.BoolOp) -> bool:
+        for value in node.values:
+            if bool(self.visit(value)) is not isinstance(node.op, ast.And):
+                return not isinstance(node.op, ast.And)
+        return isinstance(node.op, ast.And)
+
+    def Compare(self, node: ast.Compare) -> bool:
+        left = self.visit(node.left)
+        for op, comparator in zip(node.ops, node.comparators, strict=True):
+            right = self.visit(comparator)
+            if not formula._COMPARE[type(op)](left, right):
+                return False
+            left = right
+        return True
+
+    def IfExp(self, node: ast.IfExp) -> Any:
+        return self.visit(node.body) if self.visit(node.test) else self.visit(node.orelse)
+
+    def Call(self, node: ast.Call) -> Any:
+        return FUNCTIONS[node.func.id](*[self.visit(argument) for argument in node.args])
+
+    def List(self, node: ast.List) -> list[Any]:
+        return [self.visit(element) for element in node.elts]
+
+    Tuple = List
+
+    def GeneratorExp(self, node: ast.GeneratorExp) -> list[Any]:
+        (loop,) = node.generators
+        results = []
+        for item in list(self.visit(loop.iter))[: formula.MAX_ITEMS]:
+            inner = Walker(self.scopes, {**self.bindings, loop.target.id: item})
+            inner.steps = self.steps
+            if all([inner.visit(condition) for condition in loop.ifs]):
+                results.append(inner.visit(node.elt))
+        return results
+
+    ListComp = GeneratorExp
+
+
+def reference_bounded(value: Any) -> Any:
+    """The result checks as they were written before they had a fast path."""
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 4096:
+        raise FormulaError("a number grew too large")
+    if isinstance(value, float) and not math.isfinite(value):
+        raise FormulaError("a number overflowed")
+    if isinstance(value, str | list) and len(value) > formula.MAX_TEXT:
+        raise FormulaError("a value grew too long")
+    return value
+
+
+def reference(text: str, scopes: Sequence[Mapping[str, Any]], bindings: Mapping[str, Any]) -> Any:
+    """Evaluate with the reference walker, turning errors into FormulaError as evaluate does."""
+    try:
+        return Walker(scopes, dict(bindings)).visit(parse(text).body)
+    except (ArithmeticError, TypeError, ValueError, KeyError, IndexError, StopIteration) as error:
+        raise FormulaError(f"{type(error).__name__}: {error}") from None
+
+
+def outcome(evaluator: Any, text: str, scopes: Sequence[Mapping[str, Any]], **bindings: Any) -> Any:
+    """Return ('value', type, repr) or ('error', message) of one evaluation (or what escaped)."""
+    try:
+        value = evaluator(text, scopes, bindings)
+    except FormulaError as error:
+        return ("error", str(error))
+    except Exception as error:  # a bad pattern in matches() escapes both, as re.error
+        return ("escaped", type(error).__name__, str(error))
+    return ("value", type(value).__name__, repr(value))
+
+
+DATA = {
+    **ROWS,
+    "x": 3, "y": 2.5, "z": -4, "big": 2**4000, "name": "weight-cache", "empty": [], "none": None,
+    "flag": True, "nested": {"a": {"b": [1, {"c": 2}]}}, "true": "shadowed by the literal",
+    "inf": math.inf, "huge": 2**5000, "long": "x" * (formula.MAX_TEXT + 1),
+    "times": ["2026-01-01T00:00:00Z", "2026-01-02T06:00:00+00:00"], "row": {"n": 7},
+}  # fmt: skip
+FORMULAS = [
+    # values
+    "x + y * z - x / y // 1 % 2", "-x + +y - -z", "not x", "not empty", "x ** 3 ** 2 ** 0",
+    "big + 1", "big * 2", "2 ** 64 * 2 ** 64", "0.1 + 0.2", "7 // -2", "-7 % 3", "x / 0.5",
+    "[x, y, [z]]", "(x, y)", "[]", "name + '-' + str(x)", "empty + [1]", "rows[0].n + rows[-1].n",
+    "nested.a.b[1].c", 'nested["a"]["b"][0]', "t.n8.on / t.n8.off", "t[key].on",
+    "1 < x < 4 <= 4 != 5", "x == 3.0", "x in [1, 3]", "'eight' not in name", "row in rows",
+    "x > 2 and y > 2 and z < 0", "x > 5 or z or y", "x and 0 or []", "none or flag",
+    "x if y > 3 else z", "[n for n in [1, 2, 3] if n != 2]", "sum(r.n for r in rows if r.keep)",
+    "[[a * b for b in [1, 2]] for a in [x, y]]", "[x for x in [x, x + 1]] + [x]",
+    "[[x for x in [x, 10 * x]] for x in [1, 2]]", "[true for true in [0, 1]]", "[true, false, null]",
+    "true", "key", "siblings", "len(siblings) + len(rows)", "[row.n for row in rows] + [row.n]",
+    "max(x, y, z)", "min(r.n for r in rows)", "round(y)", "round(2.675, 2)", "abs(z) + ceil(y)",
+    "sorted([3, 1, 2]) + list('ab')", "unique(r.keep for r in rows)", "first(rows).n",
+    "intersection([1, 2, 3], [r.n for r in rows if r.keep])", "days_between(times[0], times[1])",
+    "time(times[0])", "matches('[a-z-]+', name)", "contains(name, 'cache')", "str(flag)",
+    "replace(name, '-', ' ')", "all([])", "any(r.keep for r in rows)", "len(name * 1 if 0 else name)",
+    "[n * 2 for n in 'abc']", "sum(1 for k in nested)", "1e308 * 0", "2 ** -2", "(-8) ** 0.5 == 0",
+    "0 if true else 1e999", "x if x else missing", "false and missing", "true or missing",
+    "2 > x < missing", "[1 for n in [] if missing]", "[missing for n in []]",
+    # errors
+    "missing", "row.missing", "x.n", "rows[9]", "rows['n']", "rows[true]", "t[1]", "name[0]",
+    "nested.a.b[1].d", "x / 0", "x // 0", "x % 0", "name + x", "-name", "not missing or true",
+    "2 ** 65", "x ** y ** 60", "big * big", "big ** 2", "2.0 ** 1024", "1e308 * 10", "1e300 ** 2", "1e999",
+    "inf", "inf > 0", "huge", "[huge][0]", "long", "len(long)", "name * 3", "3 * empty", "'%d' % x",
+    "name % x", "max([])", "first([])", "first(empty) and true", "len(first([]))",
+    "[1 for n in [1] if first([])]", "time('2026-01-01T00:00:00')", "time(x)", "matches('(', name)",
+    "sorted([1, 'a'])", "sum([name])", "[n for n in x]", "intersection(x, rows)", "unique(x)",
+    "t.n8.on + t.n8", "x < name", "round(inf)", "ceil(1e308 * 10)", "str(long) + name",
+    "1 if missing else 2", "[x, missing]", "(x, row.m)", "abs(first([]))", "rows[0][x]",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("text", FORMULAS)
+def test_a_compiled_formula_computes_what_the_tree_walker_computed(text: str) -> None:
+    scopes = ({"key": "scope key"}, DATA)
+    bindings = {"key": "n8", "siblings": ROWS["rows"]}
+    assert outcome(evaluate, text, scopes, **bindings) == outcome(
+        reference, text, scopes, **bindings
+    )
+
+
+def test_the_cases_cover_values_and_each_kind_of_refusal() -> None:
+    scopes, bindings = ({"key": "scope key"}, DATA), {"key": "n8", "siblings": ROWS["rows"]}
+    results = [outcome(evaluate, text, scopes, **bindings) for text in FORMULAS]
+    messages = {result[1].split(":")[0].split("'")[0] for result in results if result[0] == "error"}
+    assert sum(result[0] == "value" for result in results) >= 70
+    assert {
+        "no input named ", "no field ", "only objects and lists can be indexed",
+        "exponent too large", "text and lists cannot be multiplied or formatted",
+        "a number grew too large", "a number overflowed", "a value grew too long",
+        "ZeroDivisionError", "TypeError", "IndexError", "KeyError", "ValueError",
+        "StopIteration", "OverflowError",
+    } <= messages  # fmt: skip
+
+
+def _objects(value: Any, parents: tuple[Any, ...] = (), rows: Any = ()) -> Iterator[Any]:
+    """Yield (scopes, sibling rows) of every object in a record, innermost scope first."""
+    if isinstance(value, dict):
+        scopes = (value, *parents)
+        yield scopes, rows
+        for child in value.values():
+            yield from _objects(child, scopes, child if isinstance(child, list) else ())
+    elif isinstance(value, list):
+        for child in value:
+            yield from _objects(child, parents, value)
+
+
+def test_every_seed_rule_computes_what_the_tree_walker_computed_on_the_seed_records() -> None:
+    rules = yaml.safe_load((SEED_SITE / "content/rules.yaml").read_text("utf-8"))
+    texts = sorted({rule["formula"] for rule in rules["derived"] + rules["invariants"]})
+    objects = [found for record in load_records().values() for found in _objects(record)]
+    compared = values = 0
+    for text in texts:
+        names = {node.id for node in ast.walk(parse(text)) if isinstance(node, ast.Name)}
+        for scopes, rows in objects:
+            if len(scopes) == 1 or names & scopes[0].keys():
+                key = next(iter(scopes[0]), "")
+                expected = outcome(reference, text, scopes, key=key, siblings=list(rows))
+                assert outcome(evaluate, text, scopes, key=key, siblings=list(rows)) == expected
+                compared, values = compared + 1, values + (expected[0] == "value")
+    assert compared > 1000 and values > 200
+
+
+STEPPED = [
+    "sum(sum(1 for b in r) for a in r)", "[n for n in r if n > 2]", "[n + 1 for n in r]",
+    "all(n < 3 for n in r) or any(n > 3 for n in r)", "r[0] + r[1] if len(r) > 1 else 0",
+    "[[m for m in r] for n in r if n % 2]", "len([n for n in r]) == 1 < 2 < 3",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("limit", range(1, 70, 3))
+@pytest.mark.parametrize("text", STEPPED)
+def test_steps_are_counted_as_the_tree_walker_counted_them(
+    text: str, limit: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(formula, "MAX_STEPS", limit)
+    scopes = ({"r": [1, 2, 3, 4, 5]},)
+    assert outcome(evaluate, text, scopes) == outcome(reference, text, scopes)
+
+
+def test_a_formula_may_take_exactly_max_steps_and_not_one_more() -> None:
+    # steps: sum + generator + s, then per outer item sum + generator + r + one per inner item
+    scopes = ({"s": list(range(757)), "r": list(range(1318))},)
+    assert formula.MAX_STEPS == 3 + 757 * (3 + 1318)
+    assert evaluate("sum(sum(1 for b in r) for a in s)", scopes, {}) == 757 * 1318
+    with pytest.raises(FormulaError, match=r"^takes more than 1,000,000 steps$"):
+        evaluate("[sum(sum(1 for b in r) for a in s)]", scopes, {})
+
+
+def test_a_formula_that_would_run_for_ever_stops_at_the_step_limit() -> None:
+    started = time.perf_counter()
+    scopes = ({"r": list(range(formula.MAX_ITEMS * 10))},)
+    with pytest.raises(FormulaError, match="takes more than 1,000,000 steps"):
+        evaluate("sum(sum(sum(1 for c in r) for b in r) for a in r)", scopes, {})
+    assert time.perf_counter() - started < 5
+
+
+def test_a_comprehension_reads_at_most_max_items_items() -> None:
+    scopes = ({"r": list(range(formula.MAX_ITEMS + 5))},)
+    assert evaluate("len([n for n in r])", scopes, {}) == formula.MAX_ITEMS
+    assert evaluate("sum(1 for n in r)", scopes, {}) == formula.MAX_ITEMS
+
+
+def test_first_of_nothing_is_a_formula_error_wherever_it_is_used() -> None:
+    for text in ("first([]) and true", "len(first([]))", "[1 for n in [1] if first([])]"):
+        with pytest.raises(FormulaError, match="StopIteration"):
+            ev(text)
+
+
+def test_a_formula_is_compiled_once_and_each_evaluation_has_its_own_bindings() -> None:
+    text = "[n * k for n in rows_] + [k]"
+    assert ev(text, {"rows_": [1, 2]}, k=10) == [10, 20, 10]
+    assert ev(text, {"rows_": [3], "k": 5}) == [15, 5]
+    assert formula._compiled(text) is formula._compiled(text)
