@@ -116,7 +116,7 @@ class SiteNavigation:
         older = order[index + 1] if index + 1 < len(order) else None
         nearest = {
             self.site.by_url[key].slug: self.site.by_url[key]
-            for key in _nearest_keys(guide, self.site)
+            for key in nearest_keys(guide, self.site)
         }
         candidates = dict(nearest)
         for tag in guide.tags[1:]:
@@ -135,8 +135,15 @@ class SiteNavigation:
         related = tuple(other for _, _, other in sorted(scored, key=lambda item: item[:2]))
         return Neighbours(newer, older, related[:RELATED_LIMIT])
 
+    def shown(self, guide: Guide) -> list[Guide]:
+        """Return the other guides `guide`'s page shows: newer, older, related and the nearest
+        pages its overlap audit names."""
+        nav = self.neighbours(guide)
+        nearest = [self.site.by_url[key] for key in nearest_keys(guide, self.site)]
+        return [*filter(None, (nav.newer, nav.older)), *nav.related, *nearest]
 
-def _nearest_keys(guide: Guide, site: Site) -> list[str]:
+
+def nearest_keys(guide: Guide, site: Site) -> list[str]:
     """Return the keys of built guides that the record's overlap audit names."""
     keys = (page_key(page.url, site.settings.base_url) for page in guide.evidence.nearby)
     return [key for key in keys if key is not None and key in site.by_url]

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import hashlib
 import re
-import traceback
 from collections.abc import Mapping
 from dataclasses import replace
 from datetime import date, datetime
@@ -23,7 +22,7 @@ from site_builder.cells import format_time, machine_time
 from site_builder.claims import Verification
 from site_builder.config import BuildConfig
 from site_builder.deploy import DeployPlan, plan_deploy, redirect_rules, sitemap_entries
-from site_builder.errors import BuilderError, InputError, Problem
+from site_builder.errors import BuilderError, InputError
 from site_builder.humanize import humanize_slug
 from site_builder.inputs import Asset
 from site_builder.markdown import render_markdown
@@ -33,10 +32,12 @@ from site_builder.pageview import PageView, page_view
 from site_builder.reuse import PAGE_CODEC, guide_page_key, reused_or_computed, site_digest
 from site_builder.scan import scan_page
 from site_builder.structured import guide_json_ld, modified_at, published_at
+from site_builder.template_errors import template_problem
 from site_builder.urls import page_key
 
 LATEST_ON_HOME = 10
 _LITERAL_ID = re.compile(r'\bid="([^"{}]+)"')
+_EVERY_GUIDE = re.compile(r"\bsite\.(guides|by_url|drafts)\b")
 SITE_PAGES = frozenset(
     {"/", "/guides/", "/tags/", "/search/", "/404.html", "/sitemap.xml", "/robots.txt", "/atom.xml"}
 )
@@ -94,13 +95,23 @@ def render_site(
         redirects = "\n".join(redirect_rules(site, plan)) + "\n"
         pages.append(Page("_redirects", redirects.encode("utf-8")))
     except (TemplateError, ArithmeticError, LookupError, TypeError, ValueError) as error:
-        raise InputError([_template_problem(error, config)]) from None
+        raise InputError([template_problem(error, config)]) from None
     return sorted(pages, key=lambda page: page.path)
 
 
 def template_ids(env: Environment, name: str) -> frozenset[str]:
     """Return the literal ids a template and every template it uses write (`id="sources"`)."""
-    found: set[str] = set()
+    return frozenset(i for source in _sources(env, name) for i in _LITERAL_ID.findall(source))
+
+
+def _reads_every_guide(env: Environment, name: str) -> bool:
+    """Whether a template (or one it uses) reads the site's list of guides itself."""
+    return any(_EVERY_GUIDE.search(source) for source in _sources(env, name))
+
+
+def _sources(env: Environment, name: str) -> list[str]:
+    """Return the source of a template and of every template it uses."""
+    found = []
     pending, seen = [name], set()
     while pending:
         current = pending.pop()
@@ -108,9 +119,9 @@ def template_ids(env: Environment, name: str) -> frozenset[str]:
             continue
         seen.add(current)
         source = env.loader.get_source(env, current)[0] if env.loader else ""
-        found.update(_LITERAL_ID.findall(source))
+        found.append(source)
         pending.extend(used for used in meta.find_referenced_templates(env.parse(source)) if used)
-    return frozenset(found)
+    return found
 
 
 def _guide_pages(
@@ -131,7 +142,7 @@ def _guide_pages(
         reserved = template_ids(env, "guide.html")
         env.get_template("guide.html")
     except (TemplateError, OSError) as error:
-        raise InputError([_template_problem(error, config)]) from None
+        raise InputError([template_problem(error, config)]) from None
     navigation = SiteNavigation(site)
 
     def guide_page(index: int) -> Page:
@@ -146,16 +157,17 @@ def _guide_pages(
         try:
             page = render_guide(env, view, common, navigation)
         except (TemplateError, ArithmeticError, LookupError, TypeError, ValueError) as error:
-            raise InputError([_template_problem(error, config)]) from None
+            raise InputError([template_problem(error, config)]) from None
         return replace(page, scan=scan_page(page))
 
-    site_key = site_digest(site, config.templates_dir) if cache else ""
     guides = site.guides
+    every_guide = _reads_every_guide(env, "guide.html")
+    site_key = site_digest(site, config.templates_dir, every_guide=every_guide) if cache else ""
     return reused_or_computed(
         cache,
         "page",
         len(guides),
-        lambda index: guide_page_key(guides[index], site_key),
+        lambda index: guide_page_key(guides[index], site_key, navigation.shown(guides[index])),
         guide_page,
         PAGE_CODEC,
         config.jobs,
@@ -275,24 +287,3 @@ def _timestamp(value: datetime | date) -> str:
 def _iso(value: datetime | date) -> str:
     """Return a time in W3C format, in UTC: 2026-08-24T11:09:48+00:00."""
     return machine_time(value)
-
-
-def _template_problem(error: Exception, config: BuildConfig) -> Problem:
-    """Locate a template error: syntax errors carry their line, runtime errors their traceback."""
-    name, line = getattr(error, "filename", None), getattr(error, "lineno", None)
-    if name is None:
-        frames = [
-            frame
-            for frame in traceback.extract_tb(error.__traceback__)
-            if Path(frame.filename).resolve().is_relative_to(config.templates_dir)
-        ]
-        if frames:
-            name, line = frames[-1].filename, frames[-1].lineno
-    source = "templates/"
-    if name:
-        path = Path(name).resolve()
-        source = (
-            path.relative_to(config.root).as_posix() if path.is_relative_to(config.root) else name
-        )
-    message = getattr(error, "message", None) or f"{type(error).__name__}: {error}"
-    return Problem(source, f"line {line}" if line else "template", message)

@@ -1,17 +1,20 @@
 """What a build may reuse from an earlier one: the keys of cached results, and their JSON form.
 
 A record's verification is a function of the record, the rules, the vocabulary and the code.
-A guide page is a function of that guide (record, prose, front matter) and of the site: the
-code, the templates and assets, the settings, rules, vocabulary and registry, and a summary of
-every guide (the fields other pages show: title, description, reader job, tags, dates, verdict,
-status, draft state, aliases). Change any of those and every page is rendered again; change
-only one record's body or one guide's prose and only that page is.
+A guide page is a function of that guide (record, prose, front matter), of the site's shared
+inputs (the code, the templates and assets, the settings, rules, vocabulary, registry and the
+URLs of all guides) and of the summaries (title, description, reader job, tags, dates, verdict,
+status, draft state, aliases) of the guides it shows: newer, older, related and the nearest
+pages its overlap audit names. Change one record's body or one guide's prose and that page is
+rendered again; change a title and the pages that show it are too; change a template, the
+settings or the set of guides and every page is. Guide templates that read `site.guides`
+make every guide's summary part of every page's key.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import asdict, fields
 from functools import cache
 from importlib import metadata
@@ -70,9 +73,10 @@ def verification_key(guide: Guide, verify_key: str) -> str:
     return digest(verify_key, guide.evidence.source, record_json(guide))
 
 
-def site_digest(site: Site, templates: Path) -> str:
-    """Return the digest of everything every guide page reads of the site."""
-    summaries = [_summary(guide) for guide in site.guides]
+def site_digest(site: Site, templates: Path, *, every_guide: bool) -> str:
+    """Return the digest of what every guide page reads of the site: shared inputs, the URLs
+    of all guides, and (when the guide templates read `site.guides`) every guide's summary."""
+    summaries = [_summary(guide) for guide in site.guides] if every_guide else []
     registry = [entry.model_dump_json() for entry in site.registry]
     return digest(
         "site",
@@ -84,14 +88,23 @@ def site_digest(site: Site, templates: Path) -> str:
         json.dumps(registry),
         json.dumps([asset.name for asset in site.static]),
         str(site.production),
+        json.dumps(sorted(site.by_url)),
         json.dumps(summaries, default=str),
     )
 
 
-def guide_page_key(guide: Guide, site_key: str) -> str:
-    """Return the key of one guide page's HTML."""
-    summary = repr(_summary(guide))
-    return digest("page", site_key, summary, record_json(guide), guide.body, str(guide.body_line))
+def guide_page_key(guide: Guide, site_key: str, shown: Iterable[Guide]) -> str:
+    """Return the key of one guide page's HTML: the guide, the site, and the guides it shows
+    (newer, older, related, the nearest pages of its overlap audit)."""
+    return digest(
+        "page",
+        site_key,
+        repr(_summary(guide)),
+        record_json(guide),
+        guide.body,
+        str(guide.body_line),
+        *(repr(_summary(other)) for other in shown),
+    )
 
 
 def _summary(guide: Guide) -> tuple[Any, ...]:

@@ -76,6 +76,8 @@ EDITS = (
     "settings",
     "rules",
     "record-file-rename",
+    "verdict",
+    "checked",
 )
 
 
@@ -130,9 +132,14 @@ def edit(project: Project, rng: random.Random, step: int) -> str:
     chosen = rng.choice(prose)
     record = project.root / "records" / f"{chosen.stem}.json"
     kind = rng.choice(EDITS)
-    if kind == "record":
+    if kind in {"record", "verdict", "checked"}:
         data = json.loads(record.read_text("utf-8"))
-        data["latencyProbe"]["chunkSizes"][0][1] = round(rng.random(), 2)
+        if kind == "record":
+            data["latencyProbe"]["chunkSizes"][0][1] = round(rng.random(), 2)
+        elif kind == "verdict":
+            data["decision"]["classification"] = f"hold-{rng.choice(WORDS)}-until-{step}"
+        else:  # a newer check moves the guide in the newer/older order
+            data["checkedAt"] = f"2026-11-{rng.randrange(1, 29):02d}T09:00:00Z"
         record.write_text(json.dumps(data, indent=2), "utf-8")
     elif kind in {"prose", "title", "tags", "rename"}:
         text = chosen.read_text("utf-8")
@@ -178,7 +185,7 @@ def grown(project: Project) -> Project:
     return project
 
 
-@pytest.mark.parametrize("seed", [1, 2])
+@pytest.mark.parametrize("seed", [1, 2, 3])
 def test_random_edits_build_what_a_cold_serial_build_does(grown: Project, seed: int) -> None:
     rng = random.Random(seed)
     cached, cold = build_both(grown.root)
@@ -210,6 +217,16 @@ def test_an_unchanged_build_verifies_and_renders_nothing_again(
     record.write_text(json.dumps(data), "utf-8")
     build(config, write=False)
     assert (len(verified), len(rendered)) == (1, 2)
+    _, front_text, body = prose.read_text("utf-8").split("---\n", 2)
+    front = yaml.safe_load(front_text)
+    front["title"] = f"Renamed: {front['title']}"
+    prose.write_text(f"---\n{yaml.safe_dump(front)}---\n{body}", "utf-8")
+    report = build(config, write=False)
+    # Rendered again: the renamed guide's page and each guide page showing its title.
+    title = front["title"].encode("utf-8")
+    guide_pages = [p for p in report.pages if p.path.count("/") == 2 and p.path[:7] == "guides/"]
+    showing = [p for p in guide_pages if title in p.content]
+    assert len(rendered) - 2 == len(showing) < len(guide_pages)
 
 
 def count_calls(monkeypatch: pytest.MonkeyPatch, module: Any, name: str) -> list[None]:
@@ -317,3 +334,19 @@ def test_any_change_to_inputs_or_output_builds_again(project: Project, change: s
     cold = project.root / "_cold"
     assert project.run("--no-cache", "--out", str(cold), env=env).returncode == 0
     assert tree_digest(project.out) == tree_digest(cold)
+
+
+def test_a_guide_template_that_lists_every_guide_keeps_every_page_fresh(grown: Project) -> None:
+    template = grown.root / "templates" / "guide.html"
+    listing = '<ul class="all">{% for g in site.guides %}<li>{{ g.title }}</li>{% endfor %}</ul>'
+    template.write_text(template.read_text("utf-8").replace("</article>", listing + "</article>"))
+    assert outcome(build_both(grown.root)[0]) == outcome(build_both(grown.root)[1])
+    prose = probes(grown)[-1]
+    _, front_text, body = prose.read_text("utf-8").split("---\n", 2)
+    front = yaml.safe_load(front_text)
+    front["title"] = f"Shown everywhere: {front['title']}"
+    prose.write_text(f"---\n{yaml.safe_dump(front)}---\n{body}", "utf-8")
+    cached, cold = build_both(grown.root)
+    assert outcome(cached) == outcome(cold)
+    guide_pages = [p for p in cold.pages if p.path.count("/") == 2 and p.path[:7] == "guides/"]
+    assert all(front["title"].encode() in page.content for page in guide_pages)
