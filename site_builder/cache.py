@@ -33,13 +33,47 @@ def digest(*parts: str | bytes) -> str:
 
 
 class BuildCache:
-    """Entries of one project's cache, by kind (`verify`, `page`) and key."""
+    """Entries of one project's cache, by kind (`verify`, `page`) and key.
 
-    def __init__(self, folder: Path) -> None:
+    With `memory`, decoded entries are also held in memory from one build to the next (the
+    preview keeps one cache for its whole run); only the entries the last build used stay.
+    """
+
+    def __init__(self, folder: Path, *, memory: bool = False) -> None:
         self.folder = folder / f"v{VERSION}"
         self.used: dict[str, set[str]] = defaultdict(set)
+        self.memory: dict[tuple[str, str], object] | None = {} if memory else None
         self.hits = 0
         self.misses = 0
+
+    def begin(self) -> None:
+        """Start counting what one build uses."""
+        self.used = defaultdict(set)
+        self.hits = self.misses = 0
+
+    def recall(self, kind: str, key: str) -> object | None:
+        """Return a decoded entry held in memory, or None."""
+        if self.memory is None:
+            return None
+        value = self.memory.get((kind, key))
+        if value is not None:
+            self.used[kind].add(key)
+            self.hits += 1
+        return value
+
+    def hold(self, kind: str, key: str, value: object) -> None:
+        """Hold a decoded entry in memory for the next build (with `memory` only)."""
+        if self.memory is not None:
+            self.memory[(kind, key)] = value
+
+    def forget_unused(self) -> None:
+        """Drop from memory every entry the last build did not use."""
+        if self.memory is not None:
+            self.memory = {
+                (kind, key): value
+                for (kind, key), value in self.memory.items()
+                if key in self.used.get(kind, ())
+            }
 
     def read(self, kind: str, key: str) -> bytes | None:
         """Return the entry's payload, or None when it is missing or damaged."""

@@ -289,3 +289,5 @@ class BuildReport:
     """Whether the site was written (a build, not an audit, and no check error)."""
     unchanged: bool = False
     """Whether nothing changed since this output folder was written, so nothing was done."""
+    language: str = "en"
+    """The site's language (what its search index is built for)."""

@@ -5,7 +5,8 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
-from dataclasses import replace
+from dataclasses import dataclass, replace
+from pathlib import Path
 
 from site_builder.acknowledge import acknowledge
 from site_builder.assemble import assemble
@@ -40,17 +41,31 @@ class Stopwatch:
             self.seconds[name] = self.seconds.get(name, 0.0) + time.perf_counter() - start
 
 
-def build(config: BuildConfig, *, write: bool = True) -> BuildReport:
+def build(
+    config: BuildConfig,
+    *,
+    write: bool = True,
+    cache: BuildCache | None = None,
+    search: bool = True,
+    link_from: Path | None = None,
+) -> BuildReport:
     """Build the site; write it unless `write` is false or a check found an error.
 
     Drafts are checked like every guide; unless `config.include_drafts`, the site written is
     rendered again without them, and that deploy is checked too. A build to write whose
     inputs are those of the build that wrote the output folder (unchanged since) does nothing.
+
+    The preview passes its own `cache` (kept in memory between rebuilds), `search=False` (it
+    indexes in the background) and `link_from`, its last site folder, whose files that are
+    unchanged are hard-linked rather than written again.
     """
     clock = Stopwatch()
-    cache = BuildCache(config.cache_dir) if config.cache_dir else None
+    if cache is None and config.cache_dir is not None:
+        cache = BuildCache(config.cache_dir)
+    if cache is not None:
+        cache.begin()
     key = ""
-    if cache is not None and write:
+    if cache is not None and write and search and link_from is None:
         with clock.stage("unchanged"):
             key = inputs_key(config)
             earlier = remembered(cache, key, config.out_dir)
@@ -63,7 +78,7 @@ def build(config: BuildConfig, *, write: bool = True) -> BuildReport:
     # Keys read by shape anywhere in a record (caveats, verdicts) and word spellings come
     # from the project's vocabulary for the whole build.
     with using(normalized.vocabulary):
-        report = _build(normalized, config, write, clock, cache)
+        report = _build(normalized, config, Output(write, search, link_from), clock, cache)
         if key and report.written:
             with clock.stage("write"):
                 # Inputs saved while this build ran: the next build must not skip.
@@ -72,10 +87,19 @@ def build(config: BuildConfig, *, write: bool = True) -> BuildReport:
     return replace(report, timings=tuple(clock.seconds.items()))
 
 
+@dataclass(frozen=True)
+class Output:
+    """What a build writes: whether it writes at all, with a search index, linking from where."""
+
+    write: bool
+    search: bool = True
+    link_from: Path | None = None
+
+
 def _build(
     normalized: Normalized,
     config: BuildConfig,
-    write: bool,
+    output: Output,
     clock: Stopwatch,
     cache: BuildCache | None,
 ) -> BuildReport:
@@ -87,11 +111,12 @@ def _build(
         site = assemble(normalized, config.build_date, production=config.production)
     with clock.stage("verify"):
         verifications = verify_site(site, config.jobs, cache)
+    write, indexed = output.write, output.write and output.search
     leave_out_drafts = bool(site.drafts) and not config.include_drafts
     with ExitStack() as stack:
         with clock.stage("render"):
             pages = render_site(site, config, verifications, cache)
-        search = _start_search(stack, pages, site, write and not leave_out_drafts, clock)
+        search = _start_search(stack, pages, site, indexed and not leave_out_drafts, clock)
         with clock.stage("check"):
             checked = [*pages, *promised_pages()]
             findings = run_checks(site, checked, verifications, deploy=not leave_out_drafts)
@@ -99,7 +124,7 @@ def _build(
             published = site.without_drafts()
             with clock.stage("render"):
                 pages = render_site(published, config, verifications, cache)
-            search = _start_search(stack, pages, site, write, clock)
+            search = _start_search(stack, pages, site, indexed, clock)
             with clock.stage("check"):
                 seen = set(findings)
                 published_findings = check_published(published, [*pages, *promised_pages()])
@@ -111,10 +136,12 @@ def _build(
                 with clock.stage("search index"):
                     pages += search.pages()
             with clock.stage("write"):
-                write_site([*pages, *static_pages(site)], config.out_dir, inputs=config.input_dirs)
+                files = [*pages, *static_pages(site)]
+                write_site(files, config.out_dir, config.input_dirs, output.link_from)
                 if cache is not None:
                     cache.prune("verify")
                     cache.prune("page")
+                    cache.forget_unused()
     return BuildReport(
         tuple(pages),
         tuple(findings),
@@ -122,6 +149,7 @@ def _build(
         tuple(verifications.values()),
         drafts=tuple(guide.url for guide in site.drafts),
         written=written,
+        language=site.settings.language,
     )
 
 

@@ -3,6 +3,11 @@
 No request ever sees a half-built site: each rebuild goes into a new folder and the served
 folder is switched only after the build succeeded. A failed rebuild keeps the last good site
 and records the error for the server to show. The only module that imports watchfiles.
+
+A rebuild after the first reuses what the last one computed (the build cache, held in
+memory), hard-links the files that did not change, and serves the last search index at once;
+Pagefind indexes the new pages in the background and its bundle replaces the old one quietly
+(no reload), unless another save came first.
 """
 
 from __future__ import annotations
@@ -10,15 +15,20 @@ from __future__ import annotations
 import shutil
 import tempfile
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from watchfiles import watch
 
+from site_builder.cache import BuildCache
 from site_builder.config import BuildConfig
 from site_builder.errors import BuilderError, InputError, OutputError
+from site_builder.models import BuildReport
 from site_builder.pipeline import build
+from site_builder.search import BUNDLE, SearchIndex
+from site_builder.write import link_copy, write_tree
 
 KEEP_SITES = 2
 """Keep the previous site beside the current one, so requests in flight can finish."""
@@ -36,13 +46,21 @@ class PreviewState:
     changed: threading.Condition = field(default_factory=threading.Condition)
 
     def publish(
-        self, site: Path | None, errors: tuple[str, ...], warnings: tuple[str, ...] = ()
+        self,
+        site: Path | None,
+        errors: tuple[str, ...],
+        warnings: tuple[str, ...] = (),
+        *,
+        reload: bool = True,
     ) -> None:
-        """Switch to a new site (or keep the old one with errors) and wake every waiting tab."""
+        """Switch to a new site (or keep the old one with errors) and wake every waiting tab;
+        without `reload`, switch to a site whose pages are the same (a new search index)."""
         with self.changed:
             if site is not None:
                 self.site = site
                 self.warnings = warnings
+            if not reload:
+                return
             if site is None and errors == self.errors:
                 return
             self.errors = errors
@@ -64,24 +82,81 @@ class Previewer:
         self.log = log
         self.state = PreviewState()
         self.workdir = Path(tempfile.mkdtemp(prefix="glm52-preview-"))
+        self.cache = BuildCache(config.cache_dir, memory=True) if config.cache_dir else None
         self._count = 0
         self._lock = threading.Lock()
+        self._indexing: SearchIndex | None = None
+        self._indexer: threading.Thread | None = None
 
     def rebuild(self) -> bool:
         """Build once into a fresh folder; publish it on success, or publish the errors."""
+        self._stop_indexing()
         with self._lock:
             self._count += 1
             out = self.workdir / f"site-{self._count}"
-            errors, warnings = _build_outcome(self.config, out)
-            if errors:
+            last = self.state.site
+            started = time.perf_counter()
+            errors, warnings, report = _build_outcome(self.config, out, self.cache, last)
+            if errors or report is None:
                 self.log(f"Rebuild failed: {errors[0]}" + _more(errors))
                 shutil.rmtree(out, ignore_errors=True)
                 self.state.publish(None, errors)
                 return False
+            if last is not None:
+                link_copy(last / BUNDLE, out / BUNDLE)  # the last index, until the new one
             self.state.publish(out, (), warnings)
-            self.log(f"Rebuilt ({self.state.version}): 0 errors, {len(warnings)} warning(s).")
+            seconds = time.perf_counter() - started
+            self.log(
+                f"Rebuilt ({self.state.version}): 0 errors, {len(warnings)} warning(s). "
+                f"Took {seconds:.2f} s."
+            )
             self._prune()
+            if last is not None:
+                self._index_later(out, report)
             return True
+
+    def _index_later(self, site: Path, report: BuildReport) -> None:
+        """Index the site's pages in the background; serve them with the new bundle after."""
+        try:
+            self._indexing = SearchIndex(report.pages, report.language)
+        except OutputError as error:
+            self.log(f"Search index not updated: {error}")
+            return
+        self._indexer = threading.Thread(
+            target=self._finish_indexing, args=(self._indexing, site), daemon=True
+        )
+        self._indexer.start()
+
+    def _finish_indexing(self, index: SearchIndex, site: Path) -> None:
+        """Wait for Pagefind; if `site` is still served, serve it with the new bundle."""
+        try:
+            bundle = index.pages()
+        except OutputError:
+            return  # stopped by a newer rebuild, or failed: the last bundle stays
+        finally:
+            index.close()
+        with self._lock:
+            if self.state.site != site:
+                return
+            self._count += 1
+            out = self.workdir / f"site-{self._count}"
+            try:
+                link_copy(site, out, leave_out=BUNDLE)
+                write_tree(bundle, out)
+            except OSError as error:
+                shutil.rmtree(out, ignore_errors=True)
+                self.log(f"Search index not updated: {error}")
+                return
+            self.state.publish(out, self.state.errors, self.state.warnings, reload=False)
+            self._prune()
+
+    def _stop_indexing(self) -> None:
+        """Stop a background index of a site about to be replaced."""
+        if self._indexing is not None:
+            self._indexing.stop()
+        if self._indexer is not None:
+            self._indexer.join()
+        self._indexing = self._indexer = None
 
     def watch_forever(self, stop: threading.Event) -> None:
         """Rebuild after each burst of changes to the inputs, until `stop` is set."""
@@ -92,7 +167,8 @@ class Previewer:
             self.rebuild()
 
     def close(self) -> None:
-        """Remove every folder this preview wrote."""
+        """Stop indexing and remove every folder this preview wrote."""
+        self._stop_indexing()
         shutil.rmtree(self.workdir, ignore_errors=True)
 
     def _prune(self) -> None:
@@ -105,27 +181,28 @@ class Previewer:
             shutil.rmtree(old, ignore_errors=True)
 
 
-def _build_outcome(config: BuildConfig, out: Path) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """Build into `out`, drafts included; return (errors, unacknowledged warnings) as lines.
-
-    No errors means the site was written.
-    """
+def _build_outcome(
+    config: BuildConfig, out: Path, cache: BuildCache | None, last: Path | None
+) -> tuple[tuple[str, ...], tuple[str, ...], BuildReport | None]:
+    """Build into `out`, drafts included; return (errors, unacknowledged warnings) as lines,
+    and the report. No errors means the site was written (indexed for search only when there
+    is no `last` site to serve the last index from)."""
     preview = BuildConfig(
         config.root, out, config.today, include_drafts=True, cache_dir=config.cache_dir
     )
     try:
-        report = build(preview)
+        report = build(preview, cache=cache, search=last is None, link_from=last)
     except InputError as error:
-        return tuple(str(problem) for problem in error.problems), ()
+        return tuple(str(problem) for problem in error.problems), (), None
     except (OutputError, BuilderError) as error:
-        return (str(error),), ()
+        return (str(error),), (), None
     except Exception as error:  # the preview must survive any failure of one rebuild
-        return (f"{type(error).__name__}: {error}",), ()
+        return (f"{type(error).__name__}: {error}",), (), None
     errors = tuple(str(f) for f in report.findings if f.severity == "error")
     warnings = tuple(
         str(f) for f in report.findings if f.severity == "warning" and not f.acknowledged
     )
-    return errors, warnings
+    return errors, warnings, report
 
 
 def _more(errors: tuple[str, ...]) -> str:

@@ -188,16 +188,23 @@ def reused_or_computed(
     keys = [key(index) for index in range(count)]
     found: dict[int, T] = {}
     for index, entry in enumerate(keys):
+        held = cache.recall(kind, entry)
+        if held is not None:
+            found[index] = held  # type: ignore[assignment]
+            continue
         data = cache.read(kind, entry)
         if data is not None:
             try:
                 found[index] = load(data)
             except (ValueError, KeyError, TypeError):  # a damaged entry: compute it again
                 cache.misses += 1
+                continue
+            cache.hold(kind, entry, found[index])
     missing = [index for index in range(count) if index not in found]
     computed = run_each(lambda position: task(missing[position]), len(missing), jobs)
     for index, value in zip(missing, computed, strict=True):
         cache.write(kind, keys[index], dump(value))
+        cache.hold(kind, keys[index], value)
         found[index] = value
     return [found[index] for index in range(count)]
 

@@ -92,6 +92,11 @@ class SearchIndex:
         except OSError as error:
             raise OutputError(BUNDLE, f"search index failed: {error.strerror or error}") from None
 
+    def stop(self) -> None:
+        """Kill the indexer (from another thread); `pages` then fails and `close` cleans up."""
+        if self._process is not None and self._process.poll() is None:
+            self._process.kill()
+
     def close(self) -> None:
         """Stop the indexer if it still runs and remove its temporary folder."""
         if self._process is not None and self._process.poll() is None:
