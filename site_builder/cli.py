@@ -17,6 +17,7 @@ from site_builder.config import BuildConfig, today_from
 from site_builder.errors import BuilderError, InputError, OutputError, ServeError, one_line
 from site_builder.models import Finding
 from site_builder.pipeline import build
+from site_builder.progress import stage_display
 from site_builder.registry import import_sitemap
 from site_builder.report import (
     counts,
@@ -135,7 +136,8 @@ def main(argv: Sequence[str] | None = None, default_root: Path | None = None) ->
         return _serve(config, args.host, args.port)
     started = time.perf_counter()
     try:
-        report = build(config, write=not args.audit)
+        with stage_display(not args.quiet and args.format == "text") as show:
+            report = build(config, write=not args.audit, on_stage=show)
     except InputError as error:
         return _failed(problems_as_findings(error.problems), args, "input error")
     except (OutputError, BuilderError) as error:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -26,14 +26,18 @@ from site_builder.write import write_site
 
 
 class Stopwatch:
-    """Wall seconds each stage of one build took (a stage run twice adds up), in run order."""
+    """Wall seconds each stage of one build took (a stage run twice adds up), in run order;
+    `on_stage` hears each stage's name as it starts (a progress display)."""
 
-    def __init__(self) -> None:
+    def __init__(self, on_stage: Callable[[str], None] | None = None) -> None:
         self.seconds: dict[str, float] = {}
+        self.on_stage = on_stage
 
     @contextmanager
     def stage(self, name: str) -> Iterator[None]:
         """Time one stage."""
+        if self.on_stage is not None:
+            self.on_stage(name)
         start = time.perf_counter()
         try:
             yield
@@ -48,6 +52,7 @@ def build(
     cache: BuildCache | None = None,
     search: bool = True,
     link_from: Path | None = None,
+    on_stage: Callable[[str], None] | None = None,
 ) -> BuildReport:
     """Build the site; write it unless `write` is false or a check found an error.
 
@@ -59,7 +64,7 @@ def build(
     indexes in the background) and `link_from`, its last site folder, whose files that are
     unchanged are hard-linked rather than written again.
     """
-    clock = Stopwatch()
+    clock = Stopwatch(on_stage)
     if cache is None and config.cache_dir is not None:
         cache = BuildCache(config.cache_dir)
     if cache is not None:

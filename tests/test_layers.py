@@ -45,6 +45,7 @@ ORDER = [
     "structured",
     "deploy",
     "scan",
+    "template_errors",
     "render",
     "search",
     "seo",
@@ -55,6 +56,7 @@ ORDER = [
     "report",
     "write",
     "registry",
+    "progress",
     "pipeline",
     "preview",
     "server",
@@ -71,6 +73,7 @@ OWNERS = {
     "selectolax": "scan",
     "defusedxml": "registry",
     "watchfiles": "preview",
+    "rich": "progress",
     "pydantic": None,
 }
 
