@@ -14,7 +14,11 @@ import os
 import tempfile
 import time
 from collections import defaultdict
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any, TypeVar
+
+T = TypeVar("T")
 
 VERSION = "1"
 """Bumped when the entry format changes; entries of other versions are never read."""
@@ -45,11 +49,26 @@ class BuildCache:
         self.memory: dict[tuple[str, str], object] | None = {} if memory else None
         self.hits = 0
         self.misses = 0
+        self._decoded: dict[tuple[str, bytes], Any] = {}
+        self._decoded_before: dict[tuple[str, bytes], Any] = {}
 
     def begin(self) -> None:
         """Start counting what one build uses."""
         self.used = defaultdict(set)
         self.hits = self.misses = 0
+        self._decoded_before, self._decoded = self._decoded, {}
+
+    def decoded(self, decode: Callable[[bytes], T], raw: bytes) -> T:
+        """Return `decode(raw)`; with `memory`, the last builds' result for the same bytes
+        (decoding is a pure function of a file's bytes; results are never changed)."""
+        if self.memory is None:
+            return decode(raw)
+        key = (decode.__qualname__, raw)
+        if key in self._decoded:
+            return self._decoded[key]  # type: ignore[no-any-return]
+        value = self._decoded_before[key] if key in self._decoded_before else decode(raw)
+        self._decoded[key] = value
+        return value
 
     def recall(self, kind: str, key: str) -> object | None:
         """Return a decoded entry held in memory, or None."""

@@ -14,6 +14,7 @@ from typing import Any
 
 import yaml
 
+from site_builder.cache import BuildCache
 from site_builder.config import BuildConfig
 from site_builder.errors import Problem
 from site_builder.inputs import Asset, Inputs, RawDoc, RawRecord
@@ -60,13 +61,13 @@ class ReadError(Exception):
         self.message = message
 
 
-def load_inputs(config: BuildConfig) -> Inputs:
-    """Read all inputs under the project root, collecting every read problem."""
+def load_inputs(config: BuildConfig, cache: BuildCache | None = None) -> Inputs:
+    """Read every input file, collecting read problems; a memory cache skips unchanged ones."""
     problems: list[Problem] = []
     records = [
         RawRecord(source, data)
         for source, data in _read_each(
-            config, config.records_dir, "*.json", decode_record, problems
+            config, config.records_dir, "*.json", decode_record, problems, cache
         )
     ]
     unreadable_ids = frozenset(
@@ -77,7 +78,7 @@ def load_inputs(config: BuildConfig) -> Inputs:
     docs = [
         RawDoc(source, front, body, body_line)
         for source, (front, body, body_line) in _read_each(
-            config, config.content_dir, "**/*.md", decode_doc, problems
+            config, config.content_dir, "**/*.md", decode_doc, problems, cache
         )
     ]
     settings = RawDoc(relative_path(config.settings_file, config.root), {}, "")
@@ -104,9 +105,7 @@ def load_inputs(config: BuildConfig) -> Inputs:
         message = "missing: the record vocabulary file is required (see docs/vocabulary.md)"
         problems.append(Problem(source, "file", message))
     assets = [
-        Asset(path.name, path.read_bytes())
-        for path in sorted(config.assets_dir.glob("*"))
-        if path.is_file()
+        Asset(p.name, p.read_bytes()) for p in sorted(config.assets_dir.glob("*")) if p.is_file()
     ]
     static = [
         Asset(Path(source).relative_to("static").as_posix(), data)
@@ -151,6 +150,7 @@ def _read_each(
     pattern: str,
     decode: Callable[[bytes], Any],
     problems: list[Problem],
+    cache: BuildCache | None = None,
 ) -> Iterator[tuple[str, Any]]:
     """Yield (source, decoded) for each matching file in sorted order; record problems."""
     for path in sorted(folder.glob(pattern)):
@@ -165,7 +165,7 @@ def _read_each(
             continue
         try:
             raw = path.read_bytes()
-            yield source, decode(raw)
+            yield source, cache.decoded(decode, raw) if cache is not None else decode(raw)
         except ReadError as error:
             problems.append(Problem(source, error.location, error.message))
         except OSError as error:

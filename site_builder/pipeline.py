@@ -77,7 +77,7 @@ def build(
         if earlier is not None:
             return replace(earlier, timings=tuple(clock.seconds.items()), unchanged=True)
     with clock.stage("load"):
-        inputs = load_inputs(config)
+        inputs = load_inputs(config, cache)
     with clock.stage("validate"):
         normalized = normalize(inputs)
     # Keys read by shape anywhere in a record (caveats, verdicts) and word spellings come

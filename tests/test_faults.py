@@ -647,7 +647,8 @@ def run_in_process(
     owner, name = TARGETS[target]
     injected = Injected(getattr(owner, name), nth, error, stage)
     monkeypatch.setattr(owner, name, injected.function())
-    args = ["--root", str(project.root)] + (["--out", str(out)] if out else [])
+    # Without the build cache: an unchanged project would be up to date and write nothing.
+    args = ["--root", str(project.root), "--no-cache"] + (["--out", str(out)] if out else [])
     try:
         return main(args), injected
     finally:

@@ -10,6 +10,7 @@ import pytest
 PKG = Path(__file__).resolve().parent.parent / "site_builder"
 ORDER = [
     "errors",
+    "cache",
     "claims",
     "config",
     "schema",
@@ -29,7 +30,6 @@ ORDER = [
     "normalize",
     "assemble",
     "scaffold",
-    "cache",
     "reuse",
     "unchanged",
     "verify",
