@@ -14,7 +14,7 @@ import os
 import tempfile
 import time
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -49,8 +49,8 @@ class BuildCache:
         self.memory: dict[tuple[str, str], object] | None = {} if memory else None
         self.hits = 0
         self.misses = 0
-        self._decoded: dict[tuple[str, bytes], Any] = {}
-        self._decoded_before: dict[tuple[str, bytes], Any] = {}
+        self._decoded: dict[Hashable, Any] = {}
+        self._decoded_before: dict[Hashable, Any] = {}
 
     def begin(self) -> None:
         """Start counting what one build uses."""
@@ -61,12 +61,16 @@ class BuildCache:
     def decoded(self, decode: Callable[[bytes], T], raw: bytes) -> T:
         """Return `decode(raw)`; with `memory`, the last builds' result for the same bytes
         (decoding is a pure function of a file's bytes; results are never changed)."""
+        return self.reused((decode.__qualname__, raw), lambda: decode(raw))
+
+    def reused(self, key: Hashable, compute: Callable[[], T]) -> T:
+        """Return `compute()`, or with `memory` what it returned for `key` in the last build
+        that asked (the caller makes the key hold everything the result depends on)."""
         if self.memory is None:
-            return decode(raw)
-        key = (decode.__qualname__, raw)
+            return compute()
         if key in self._decoded:
             return self._decoded[key]  # type: ignore[no-any-return]
-        value = self._decoded_before[key] if key in self._decoded_before else decode(raw)
+        value = self._decoded_before[key] if key in self._decoded_before else compute()
         self._decoded[key] = value
         return value
 

@@ -6,11 +6,13 @@ Records are resolved by the record vocabulary (`evidence`), validated first.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from functools import partial
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from site_builder.cache import BuildCache
 from site_builder.errors import Problem
 from site_builder.evidence import record_evidence
 from site_builder.formula import FormulaError, parse
@@ -29,25 +31,29 @@ from site_builder.urls import page_key
 from site_builder.vocabulary import Vocabulary
 
 Model = TypeVar("Model", bound=BaseModel)
+T = TypeVar("T")
 
 
-def normalize(inputs: Inputs) -> Normalized:
-    """Validate every input, keeping the valid ones and every problem for `assemble` to report."""
+def normalize(inputs: Inputs, cache: BuildCache | None = None) -> Normalized:
+    """Validate every input, keeping the valid ones and every problem for `assemble` to report;
+    a `cache` in memory (the preview's) validates only records and front matter that changed."""
     problems = list(inputs.problems)
     settings = _validate(SiteSettings, inputs.settings.front, inputs.settings.source, "", problems)
     vocabulary = vocabulary_of(inputs.vocabulary, problems)
-    evidence = (
-        [
-            item
-            for item in (record_evidence(raw, vocabulary, problems) for raw in inputs.records)
-            if item
-        ]
-        if vocabulary is not None
-        else []
-    )
+    evidence = []
+    if vocabulary is not None:
+        words = vocabulary.model_dump_json() if cache is not None else ""
+        for record in inputs.records:
+            key = ("evidence", record.source, words)
+            item = _once(
+                cache, key, record.data, problems, partial(record_evidence, record, vocabulary)
+            )
+            if item:
+                evidence.append(item)
     docs = []
     for raw in inputs.docs:
-        front = _validate(FrontMatter, raw.front, raw.source, "front matter.", problems)
+        check = partial(_validate, FrontMatter, raw.front, raw.source, "front matter.")
+        front = _once(cache, ("front", raw.source), raw.front, problems, check)
         if front is not None:
             docs.append(Doc(raw.source, front, raw.body, raw.body_line))
     registry = _registry(inputs, settings, problems)
@@ -72,6 +78,28 @@ def normalize(inputs: Inputs) -> Normalized:
         problems=tuple(problems),
         invalid_ids=invalid_ids,
     )
+
+
+def _once(
+    cache: BuildCache | None,
+    key: tuple[str, ...],
+    data: object,
+    problems: list[Problem],
+    validate: Callable[[list[Problem]], T],
+) -> T:
+    """Validate `data` once while it is the same object: the cache's decoding hands out the
+    same object for unchanged bytes, so the result and its problems are reused. The memo
+    keeps `data` alive, so its identity cannot pass to another object meanwhile."""
+    if cache is None:
+        return validate(problems)
+
+    def fresh() -> tuple[object, T, list[Problem]]:
+        found: list[Problem] = []
+        return data, validate(found), found
+
+    _, result, found = cache.reused((*key, id(data)), fresh)
+    problems.extend(found)
+    return result
 
 
 def vocabulary_of(raw: RawDoc | None, problems: list[Problem]) -> Vocabulary | None:

@@ -79,7 +79,7 @@ def build(
     with clock.stage("load"):
         inputs = load_inputs(config, cache)
     with clock.stage("validate"):
-        normalized = normalize(inputs)
+        normalized = normalize(inputs, cache)
     # Keys read by shape anywhere in a record (caveats, verdicts) and word spellings come
     # from the project's vocabulary for the whole build.
     with using(normalized.vocabulary):
