@@ -11,12 +11,12 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, date
 
 from site_builder.claims import Verification
-from site_builder.consistency import check_site
+from site_builder.consistency import check_orphans, check_site
 from site_builder.deploy import check_deploy, check_takeovers, parse_lastmod, plan_deploy
 from site_builder.models import Finding, Page, PageScan, Site
 from site_builder.overlap import check_overlap
 from site_builder.scan import scan_pages
-from site_builder.seo import check_cannibalisation, check_descriptions, check_orphans, check_titles
+from site_builder.seo import check_cannibalisation, check_descriptions, check_titles
 from site_builder.urls import canonical_url, page_key
 
 SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}

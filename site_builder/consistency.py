@@ -1,4 +1,5 @@
-"""Site consistency: sitemap, canonical tags and internal links agree with each other.
+"""Site consistency: sitemap, canonical tags and internal links agree with each other, and
+every guide is linked from another (no orphans).
 
 Works on the rendered pages (via their scans), after rendering and before writing, so a
 site whose links or canonicals disagree is never published.
@@ -13,6 +14,7 @@ from xml.etree import ElementTree
 
 from site_builder.deploy import plan_deploy
 from site_builder.models import Finding, Guide, Page, PageScan, ProseLink, Site
+from site_builder.navigation import SiteNavigation
 from site_builder.urls import page_key, same_host
 
 SITEMAP_NS = "{http://www.sitemaps.org/schemas/sitemap/0.9}"
@@ -25,6 +27,34 @@ def check_site(site: Site, pages: Sequence[Page], scans: Sequence[PageScan]) -> 
         *_check_sitemap(site, pages, scans, locs),
         *_check_canonicals(site, scans, set(locs)),
         *_check_links(site, pages, scans),
+    ]
+
+
+def check_orphans(site: Site, pages: Sequence[Page]) -> list[Finding]:
+    """Warn on a guide no other published guide links to from its prose, overlap audit or
+    related guides (the index, tag pages, feed and newer/older links list every guide).
+
+    Prose links are the ones rendering recorded on each guide's page (`Page.links`)."""
+    base = site.settings.base_url
+    navigation = SiteNavigation(site)
+    prose = {"/" + page.path.removesuffix("index.html"): page.links for page in pages}
+    linked: set[str | None] = set()
+    for guide in site.guides:
+        if guide.draft:
+            continue  # a draft is not published: its links reach no reader
+        targets = {page_key(link.href, base) for link in prose.get(guide.url, ()) if link.href}
+        targets |= {page_key(page.url, base) for page in guide.evidence.nearby}
+        targets |= {other.url for other in navigation.neighbours(guide).related}
+        linked |= targets - {guide.url}
+    message = (
+        "no other guide links to it (only the index, tag pages and feed do); link to it from "
+        "a related guide's prose, name it as a nearest page in another record's overlap audit, or "
+        "give it a tag other guides have so it is listed among their related guides"
+    )
+    return [
+        Finding("orphan", "warning", guide.source, message, guide.url)
+        for guide in site.guides
+        if guide.url not in linked
     ]
 
 
@@ -107,6 +137,8 @@ def _check_links(site: Site, pages: Sequence[Page], scans: Sequence[PageScan]) -
     files = {"/" + page.path for page in pages} | {"/" + asset.name for asset in site.static}
     registered = {page_key(entry.url, base) for entry in site.registry}
     prose = {page.path: page.links for page in pages if page.links}
+    # A link to another page resolves or not wherever it is: each is looked up once.
+    problems: dict[str, str | None] = {}
     findings = []
     for scan in scans:
         guide = site.by_url.get(scan.key)
@@ -121,7 +153,12 @@ def _check_links(site: Site, pages: Sequence[Page], scans: Sequence[PageScan]) -
             _prose_finding(guide, scan.key, link, link.problem) for link in links if link.problem
         ]
         for href in sorted(set(scan.links)):
-            problem = _link_problem(href, scan, built, files, registered, base)
+            if href.startswith("#"):
+                problem = _link_problem(href, scan, built, files, registered, base)
+            elif href in problems:
+                problem = problems[href]
+            else:
+                problem = problems[href] = _link_problem(href, scan, built, files, registered, base)
             if not problem:
                 continue
             written = [link for link in links if link.href == href]
@@ -152,6 +189,8 @@ def _link_problem(
     base_url: str,
 ) -> str | None:
     """Return why one link does not resolve, or None when it does."""
+    if href.startswith("#") and href.isprintable():  # within the page: urlsplit's fragment
+        return _missing(scan, href[1:])
     try:
         parts = urlsplit(href)
         hostname = parts.hostname or ""
@@ -171,6 +210,11 @@ def _link_problem(
         if target is None:
             return None if key in registered else f"resolves to no page ({key})"
         fragment = parts.fragment
+    return _missing(target, fragment)
+
+
+def _missing(target: PageScan, fragment: str) -> str | None:
+    """Return why a link's #fragment is no id of its target page, or None when it is one."""
     if fragment and fragment not in target.ids:
         return f"points at #{fragment}, which {target.key} does not have"
     return None

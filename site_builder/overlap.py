@@ -4,29 +4,32 @@ Each guide is compared with every other guide and every registry page on its int
 reader job, description; a registry page's slug words stand in for a missing title), and
 between built guides on the full visible text and on the evidence itself (every published
 value of the record), so a copied record is caught even under new prose. On a large site
-candidates come from MinHash LSH (datasketch: only this module imports it), so 10,000 pages cost
-about 10,000 lookups, not 50 million pairs; a small site compares every pair. Each candidate
-pair is scored exactly (Jaccard of word shingles). A finding about a pair names the newer
-guide's files (`newness`): a new guide never files a finding against an existing one.
+candidates come from MinHash LSH (datasketch and numpy: only this module imports them), so
+10,000 pages cost about 10,000 lookups, not 50 million pairs; a small site compares every pair.
+Each candidate pair is scored exactly (Jaccard of word shingles). A finding about a pair names
+the newer guide's files (`newness`): a new guide never files a finding against an existing one.
 """
 
 from __future__ import annotations
 
 import zlib
-from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import replace
 
-from site_builder.models import Evidence, Finding, Guide, PageScan, Severity, Site
-from site_builder.schema import JsonValue
+import numpy as np
+
+from site_builder.models import Finding, PageScan, Severity, Site
 from site_builder.seo import (
     NEAR_DUPLICATE,
     SAME_JOB,
     Doc,
     display_url,
+    evidence_text,
     newer_first,
     reviewed,
     shingles,
+    stopwords,
+    words_of,
 )
 
 STRONG_OVERLAP = 0.4
@@ -36,6 +39,9 @@ CLOSEST = 3
 """How many closest pages of each guide `--audit` lists, with their scores."""
 CLOSEST_CHECK = "closest"
 NUM_PERM = 128
+BANDS, ROWS = 42, 3
+"""MinHash LSH bands, of rows of the signature: what datasketch's MinHashLSH picks at
+STRONG_OVERLAP weighted (0.1, 0.9) towards few false negatives; ~97% of pairs at 0.4 share one."""
 ESTIMATE_MARGIN = 0.15
 """How far below STRONG_OVERLAP a MinHash estimate may fall and still be scored exactly."""
 BOILERPLATE_SHARE = 0.1
@@ -43,6 +49,7 @@ BOILERPLATE_MIN = 10
 """A shingle of visible text or evidence found on more than a tenth of the guides (and on more
 than ten) is the template's or the record shape's, not one page's content: it is left out, so
 shared headings and captions neither make unrelated guides look alike nor cost time."""
+_CRC32 = 0xFFFFFFFF  # a shingle's low 32 bits: the crc32 of its text
 EXACT_PAIR_LIMIT = 50_000
 """Up to this many pairs (about 200 guides) every pair is scored exactly, which is faster there
 than importing datasketch and exact for the closest pages too; beyond it MinHash LSH picks."""
@@ -72,15 +79,10 @@ _LEVELS = {
 def check_overlap(site: Site, scans: Iterable[PageScan]) -> list[Finding]:
     """Return overlap and distinct-intent findings, and each guide's closest pages (notes)."""
     docs = _page_docs(site)
-    built = {doc.key for doc in docs if doc.guide is not None}
-    texts = {scan.key: scan.text for scan in scans if scan.key in built}
-    guides = [(doc, doc.guide) for doc in docs if doc.guide is not None]
-    bodies = _without_boilerplate(
-        [replace(doc, shingles=shingles(texts.get(doc.key, ""), 3)) for doc, _ in guides]
-    )
-    evidence = _without_boilerplate(
-        [replace(d, shingles=shingles(_evidence_text(g.evidence), 3)) for d, g in guides]
-    )
+    texts = {scan.key: scan.text for scan in scans}
+    guides = [doc for doc in docs if doc.guide is not None]
+    bodies = _long_docs(guides, [texts.get(doc.key, "") for doc in guides])
+    evidence = _long_docs(guides, [evidence_text(d.guide.evidence) for d in guides if d.guide])
     scores: dict[tuple[str, str], tuple[float, str]] = {}
     for kind, group in (("intent", docs), ("visible text", bodies), ("evidence", evidence)):
         for a, b, score in _scored_pairs(group):
@@ -96,108 +98,153 @@ def check_overlap(site: Site, scans: Iterable[PageScan]) -> list[Finding]:
 
 
 def _page_docs(site: Site) -> list[Doc]:
-    """Return the intent document of every guide, then of every registry page not built here."""
-    docs = [_guide_doc(guide) for guide in site.guides]
+    """Return the intent document of every guide, then of every registry page not built here,
+    each distinct shingle as one int: a number of its own, and the crc32 of its text in the
+    low 32 bits (what MinHash hashes)."""
+    docs = [
+        Doc(g.url, g.reader_job, g.source, g, shingles(f"{g.title} {g.reader_job} {g.description}"))
+        for g in site.guides
+    ]
     built = {guide.url for guide in site.guides}
-    # registry_by_key holds one entry per page: a page listed twice is a canonical error,
-    # reported by check_canonical_uniqueness, and is compared once here.
+    # One entry per page: a page listed twice is compared once (check_canonical_uniqueness).
     for key, entry in sorted(site.registry_by_key.items()):
         if key not in built:
             words = key.strip("/").split("/")[-1].replace("-", " ")
-            text = shingles(f"{entry.title} {entry.reader_job} {words}", 2)
+            text = shingles(f"{entry.title} {entry.reader_job} {words}")
             docs.append(Doc(key, entry.reader_job, site.registry_source, None, text))
-    return docs
+    spelled = frozenset[str]().union(*(doc.shingles for doc in docs))  # type: ignore[arg-type]
+    number = {text: n << 32 | zlib.crc32(text.encode()) for n, text in enumerate(spelled)}
+    return [replace(doc, shingles=frozenset(map(number.__getitem__, doc.shingles))) for doc in docs]
 
 
-def _guide_doc(guide: Guide) -> Doc:
-    """Return a guide's intent document."""
-    text = f"{guide.title} {guide.reader_job} {guide.description}"
-    return Doc(guide.url, guide.reader_job, guide.source, guide, shingles(text, 2))
-
-
-def _evidence_text(evidence: Evidence) -> str:
-    """Return every published value of a record, so two pages of one evidence are found."""
-    parts: list[str] = [evidence.status, evidence.verdict]
-    stack: list[JsonValue] = [
-        list(evidence.decision),
-        list(evidence.boundary),
-        list(evidence.sections),
-        list(evidence.revisions),
-        list(evidence.model_facts),
-        list(evidence.invariants),
-        [(receipt.name, receipt.url, receipt.sha256) for receipt in evidence.receipts],
+def _long_docs(docs: list[Doc], texts: list[str]) -> list[Doc]:
+    """Return the guides with the word 3-grams of their texts (stopwords dropped) as shingles,
+    less those more than BOILERPLATE_SHARE of the texts (and BOILERPLATE_MIN) have. Words are
+    numbered, so 3-grams are found and counted as int64 arrays; each one kept becomes an int as
+    in `_page_docs`, its crc32 made from its words' (`_crc_shift`), never spelled out."""
+    if not docs:
+        return []
+    tokens = [words_of(text) for text in texts]
+    vocabulary = list(set[str]().union(*tokens))
+    number = {word: n for n, word in enumerate(vocabulary)} | dict.fromkeys(stopwords(), -1)
+    size = len(vocabulary)
+    kind = np.int64 if size**3 < 2**63 else object  # a 3-gram's number: exact, never a hash
+    grams = []
+    for words in tokens:
+        ids = np.fromiter(map(number.__getitem__, words), kind, len(words))
+        ids = ids[ids >= 0]
+        ids = np.sort((ids[:-2] * size + ids[1:-1]) * size + ids[2:])
+        grams.append(ids[_starts(ids)])
+    every = np.concatenate(grams)
+    order = np.argsort(every, kind="stable")
+    starts = _starts(every[order])
+    where = np.empty(len(every), np.int64)
+    where[order] = np.cumsum(starts) - 1
+    limit = max(BOILERPLATE_MIN, BOILERPLATE_SHARE * len(texts))
+    kept = np.diff(np.flatnonzero(starts), append=len(every)) <= limit
+    code = np.arange(len(kept), dtype=np.int64) << 32
+    code[kept] |= _crc32s(every[order][starts][kept], size, vocabulary)
+    split = np.split(where, np.cumsum([len(gram) for gram in grams])[:-1])
+    return [
+        replace(doc, shingles=frozenset(code[ids[kept[ids]]].tolist()))
+        for doc, ids in zip(docs, split, strict=True)
     ]
-    while stack:
-        value = stack.pop()
-        if isinstance(value, dict):
-            stack.extend(reversed(list(value.items())))
-        elif isinstance(value, list | tuple):
-            stack.extend(reversed(value))
-        elif value is not None:
-            parts.append(str(value))
-    return " ".join(parts)
 
 
-def _without_boilerplate(docs: list[Doc]) -> list[Doc]:
-    """Drop the shingles more than BOILERPLATE_SHARE of the documents (and BOILERPLATE_MIN) have."""
-    limit = max(BOILERPLATE_MIN, BOILERPLATE_SHARE * len(docs))
-    counts = Counter(shingle for doc in docs for shingle in doc.shingles)
-    common = frozenset(shingle for shingle, count in counts.items() if count > limit)
-    return [replace(doc, shingles=doc.shingles - common) for doc in docs] if common else docs
+def _starts(ordered: np.ndarray) -> np.ndarray:
+    """Return, for each row of a sorted array, whether it differs from the one before."""
+    differ = ordered[1:] != ordered[:-1]
+    return np.r_[True, differ if differ.ndim == 1 else differ.any(axis=1)][: len(ordered)]
+
+
+def _crc32s(grams: np.ndarray, size: int, vocabulary: list[str]) -> np.ndarray:
+    """Return the crc32 of the text of each 3-gram (first * size + second) * size + third."""
+    spelled = [word.encode() for word in vocabulary]
+    alone, spaced = (np.array([zlib.crc32(s + w) for w in spelled], np.int64) for s in (b"", b" "))
+    length = np.array([len(word) + 1 for word in spelled], np.int64)
+    first, second, third = (
+        np.asarray(g, np.int64) for g in (grams // size**2, grams // size % size, grams % size)
+    )
+    tail = length[third]
+    return (
+        _crc_shift(alone[first], length[second] + tail)
+        ^ _crc_shift(spaced[second], tail)
+        ^ spaced[third]
+    )
+
+
+def _crc_shift(crcs: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """Return each crc32 carried over that many bytes, so crc32(a + b) == _crc_shift(crc32(a),
+    len(b)) ^ crc32(b) (zlib's crc32_combine); a table look-up per byte of each crc."""
+    present = np.bincount(lengths) > 0
+    # Over zero bytes a crc moves linearly: the table says where each of its 32 bits goes.
+    sizes = np.flatnonzero(present).tolist()
+    bits = [[zlib.crc32(bytes(n), (1 << k) ^ _CRC32) ^ _CRC32 for k in range(32)] for n in sizes]
+    lanes = np.array(bits, np.int64).reshape(-1, 4, 8)
+    table = np.zeros((len(lanes), 4, 256), np.int64)
+    for bit in range(8):
+        table[:, :, 1 << bit : 2 << bit] = table[:, :, : 1 << bit] ^ lanes[:, :, bit, None]
+    at = (np.cumsum(present) - 1)[lengths]
+    return np.bitwise_xor.reduce([table[at, n, crcs >> 8 * n & 255] for n in range(4)])
 
 
 def _candidates(docs: list[Doc]) -> Iterator[tuple[Doc, Doc]]:
-    """Yield each (guide, other page) pair worth scoring, each unordered pair once.
-
-    A small site compares every pair exactly; above EXACT_PAIR_LIMIT pairs, MinHash LSH
-    proposes only the pairs likely to reach STRONG_OVERLAP.
+    """Yield each (guide, other page) pair worth scoring, each unordered pair once: every pair
+    up to EXACT_PAIR_LIMIT pairs, beyond it those MinHash LSH finds likely to reach STRONG_OVERLAP.
     """
     guides = [doc for doc in docs if doc.guide is not None]
     if len(guides) * len(docs) <= EXACT_PAIR_LIMIT:
-        pairs = ((doc, other) for doc in guides for other in docs)
+        pairs: Iterable[tuple[Doc, Doc]] = ((doc, other) for doc in guides for other in docs)
     else:
-        pairs = _lsh_candidates(docs, guides)
+        pairs = _lsh_candidates(docs)
     for doc, other in pairs:
         if other.key != doc.key and not (other.guide is not None and other.key < doc.key):
             yield doc, other
 
 
-def _lsh_candidates(docs: list[Doc], guides: list[Doc]) -> Iterator[tuple[Doc, Doc]]:
-    """Yield (guide, candidate) pairs from a MinHash LSH index of every page.
+def _lsh_candidates(docs: list[Doc]) -> Iterator[tuple[Doc, Doc]]:
+    """Yield (guide, page) pairs by MinHash LSH: pages sharing a band of the signature with the
+    guide (as datasketch's MinHashLSH finds them) whose estimated similarity is near
+    STRONG_OVERLAP, so the exact comparison that follows runs on few pairs."""
+    signatures = _signatures(docs)
+    near: list[set[int]] = [set() for _ in docs]
+    guides = {n for n, doc in enumerate(docs) if doc.guide is not None}
+    for start in range(0, BANDS * ROWS, ROWS):
+        band = signatures[:, start : start + ROWS]
+        order = np.lexsort(band.T)
+        firsts = np.flatnonzero(_starts(band[order]))
+        sizes = np.diff(firsts, append=len(docs))
+        for first, size in zip(firsts[sizes > 1].tolist(), sizes[sizes > 1].tolist(), strict=True):
+            for member in guides.intersection(members := order[first : first + size].tolist()):
+                near[member].update(members)
+    for n, doc in enumerate(docs):
+        if near[n]:
+            others = np.sort(np.fromiter(near[n], np.int64, len(near[n])))
+            same = np.count_nonzero(signatures[others] == signatures[n], axis=1) / NUM_PERM
+            for other in others[same >= STRONG_OVERLAP - ESTIMATE_MARGIN].tolist():
+                yield doc, docs[other]
 
-    A candidate is yielded only when its estimated similarity is near STRONG_OVERLAP, so the
-    exact comparison that follows runs on few pairs.
-    """
-    from datasketch import MinHash, MinHashLSH  # numpy and scipy: imported only at scale
 
-    # crc32 keeps hashing fast and independent of PYTHONHASHSEED; one set of permutations
-    # serves every MinHash (making them is most of a MinHash's cost).
-    template = MinHash(num_perm=NUM_PERM, seed=1, hashfunc=zlib.crc32)
-    hashes = {}
-    # Weighted towards few false negatives: 42 bands of 3 rows find ~97% of pairs at 0.4.
-    lsh = MinHashLSH(threshold=STRONG_OVERLAP, num_perm=NUM_PERM, weights=(0.1, 0.9))
-    for doc in docs:
-        minhash = MinHash(
-            num_perm=NUM_PERM,
-            hashfunc=zlib.crc32,
-            permutations=template.permutations,
-            scheme=template.scheme,
-        )
-        minhash.update_batch([shingle.encode() for shingle in sorted(doc.shingles)])
-        hashes[doc.key] = minhash
-        lsh.insert(doc.key, minhash)
-    by_key = {doc.key: doc for doc in docs}
-    for doc in guides:
-        for other_key in sorted(lsh.query(hashes[doc.key])):
-            if hashes[doc.key].jaccard(hashes[other_key]) >= STRONG_OVERLAP - ESTIMATE_MARGIN:
-                yield doc, by_key[other_key]
+def _signatures(docs: list[Doc]) -> np.ndarray:
+    """Return each page's MinHash signature: datasketch's MinHash (its "affine32" permutations,
+    seed 1) of the crc32s its shingles carry, computed here on whole arrays."""
+    from datasketch import MinHash  # numpy and scipy: imported only at scale
+
+    multiply, add = MinHash(num_perm=NUM_PERM, seed=1, scheme="affine32").permutations
+    signatures = np.empty((len(docs), NUM_PERM), np.uint32)
+    for n, doc in enumerate(docs):
+        mixed = (np.fromiter(doc.shingles, np.int64, len(doc.shingles)) & _CRC32).astype(np.uint32)
+        for shift, factor in ((16, 0x85EBCA6B), (13, 0xC2B2AE35), (16, 1)):  # MurmurHash3's fmix32
+            mixed = (mixed ^ mixed >> shift) * np.uint32(factor)
+        signatures[n] = np.min(np.multiply.outer(mixed, multiply) + add, axis=0)
+    return signatures
 
 
 def _scored_pairs(docs: list[Doc]) -> list[tuple[Doc, Doc, float]]:
     """Return each candidate pair involving a guide with its exact Jaccard, if above zero."""
     pairs = []
     for doc, other in _candidates([doc for doc in docs if doc.shingles]):
-        shared = len(doc.shingles & other.shingles)
+        shared = len(doc.shingles & other.shingles)  # type: ignore[operator]
         if shared:
             score = shared / (len(doc.shingles) + len(other.shingles) - shared)
             pairs.append((doc, other, round(score, 3)))
@@ -218,9 +265,8 @@ def _findings(new: Doc, old: Doc, score: float, kind: str, site: Site) -> list[F
     jobs = f"reader jobs: '{new.reader_job or '?'}' vs '{old.reader_job or '?'}'"
     message = f"{kind} is {level} {display_url(old, base)} (score {score:.2f}); {jobs}; {note}"
     severity: Severity = "error" if near or same else "warning"
-    finding = Finding(
-        "overlap", severity, new.source, message, new.key, (old.key,), score, is_reviewed
-    )
+    facts = (new.key, (old.key,), score, is_reviewed)
+    finding = Finding("overlap", severity, new.source, message, *facts)
     return [finding, *_distinct_claim(new, old, score)] if near else [finding]
 
 
@@ -245,16 +291,10 @@ def _closest(
         near.setdefault(a_key, []).append((-score, b_key, kind))
         if by_key[b_key].guide is not None:
             near.setdefault(b_key, []).append((-score, a_key, kind))
-    return [
-        Finding(
-            CLOSEST_CHECK,
-            "info",
-            by_key[key].source,
-            f"{kind}: {-minus:.2f} with {display_url(by_key[other], base_url)}",
-            key,
-            (other,),
-            -minus,
-        )
-        for key, pages in sorted(near.items())
-        for minus, other, kind in sorted(pages)[:CLOSEST]
-    ]
+    notes = []
+    for key, pages in sorted(near.items()):
+        for minus, other, kind in sorted(pages)[:CLOSEST]:
+            message = f"{kind}: {-minus:.2f} with {display_url(by_key[other], base_url)}"
+            facts = (key, (other,), -minus)
+            notes.append(Finding(CLOSEST_CHECK, "info", by_key[key].source, message, *facts))
+    return notes

@@ -1,11 +1,11 @@
-"""Search-engine checks: one page per search intent, distinct titles and descriptions, no orphans.
+"""Search-engine checks: one page per search intent, distinct titles and descriptions.
 
 What crawlers (Screaming Frog, Sitebulb) flag on a live site, checked before publishing: two
 pages for one reader job (cannibalisation), duplicate titles and `<h1>`s (a guide's `<h1>` is its
-title; a registry page's title stands for both), duplicate meta descriptions, titles and
-descriptions of a length search results cut, and guides no other guide links to. A finding
-about two pages names the newer guide (`newness`), never one that was there before it. Also
-the pages and text normal form (`Doc`, `shingles`) that overlap.py scores.
+title; a registry page's title stands for both), duplicate meta descriptions, and titles and
+descriptions of a length search results cut (orphans: consistency.py). A finding about two
+pages names the newer guide (`newness`), never one that was there before it. Also the pages
+and text normal form (`Doc`, `shingles`, `words_of`, `evidence_text`) that overlap.py scores.
 """
 
 from __future__ import annotations
@@ -13,13 +13,13 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import date, datetime
-from itertools import pairwise
+from itertools import chain, pairwise
 
-from site_builder.models import Finding, Guide, Page, Severity, Site
-from site_builder.navigation import SiteNavigation
+from site_builder.models import Evidence, Finding, Guide, Severity, Site
+from site_builder.schema import JsonValue
 from site_builder.urls import canonical_url, page_key
 from site_builder.vocabulary import in_use
 
@@ -40,7 +40,7 @@ TITLE_LENGTH = (30, 60)
 DESCRIPTION_LENGTH = (70, 155)
 """Screaming Frog's defaults for meta descriptions, in characters."""
 _LETTERS = re.compile(r"[a-z0-9]+")
-_WORD = re.compile(r"[a-z0-9]+(?:[.\-][a-z0-9]+)*")
+_WORD = re.compile(r"[a-z0-9]++(?:[.\-][a-z0-9]++)*+")  # possessive: never backtracks
 
 
 @dataclass(frozen=True)
@@ -52,18 +52,49 @@ class Doc:
     source: str
     guide: Guide | None
     """The guide built here, or None for a registry page."""
-    shingles: frozenset[str]
+    shingles: frozenset[str] | frozenset[int]
 
 
-def shingles(text: str, size: int) -> frozenset[str]:
-    """Return the word n-grams (1..size for intents, exactly size for long text) of a text,
-    without the stopwords of the record vocabulary in use."""
-    vocabulary = in_use()
-    stop = vocabulary.stopword_set if vocabulary else frozenset()
-    words = [word for word in _WORD.findall(text.lower()) if word not in stop]
-    if size == 2:
-        return frozenset(words) | frozenset(map(" ".join, pairwise(words)))
-    return frozenset(" ".join(words[i : i + size]) for i in range(len(words) - size + 1))
+def shingles(text: str) -> frozenset[str]:
+    """Return the words and word pairs of an intent (title, reader job, description), without
+    the stopwords of the record vocabulary in use."""
+    stop = stopwords()
+    words = [word for word in words_of(text) if word not in stop]
+    return frozenset(words) | frozenset(map(" ".join, pairwise(words)))
+
+
+def words_of(text: str) -> list[str]:
+    """Return the words of a text, lowercased, stopwords included."""
+    return _WORD.findall(text.lower())
+
+
+def stopwords() -> frozenset[str]:
+    """Return the stopwords of the record vocabulary in use."""
+    return vocabulary.stopword_set if (vocabulary := in_use()) else frozenset()
+
+
+def evidence_text(evidence: Evidence) -> str:
+    """Return every published value of a record, so two pages of one evidence are found."""
+    parts: list[str] = [evidence.status, evidence.verdict]
+    receipts = [(receipt.name, receipt.url, receipt.sha256) for receipt in evidence.receipts]
+    fields = (evidence.invariants, evidence.model_facts, evidence.revisions, evidence.sections)
+    stack: list[Iterator[JsonValue]] = [
+        iter((receipts, *fields, evidence.boundary, evidence.decision))
+    ]
+    while stack:  # depth first, without recursion (a record may nest deeply)
+        for value in stack[-1]:
+            if type(value) is str:
+                parts.append(value)
+            elif isinstance(value, dict | list | tuple):
+                stack.append(
+                    chain.from_iterable(value.items()) if isinstance(value, dict) else iter(value)
+                )
+                break
+            elif value is not None:
+                parts.append(str(value))
+        else:
+            stack.pop()
+    return " ".join(parts)
 
 
 def newness(guide: Guide, site: Site) -> tuple[bool, date, datetime, str]:
@@ -107,10 +138,10 @@ def display_url(doc: Doc, base_url: str) -> str:
 
 def check_cannibalisation(site: Site) -> list[Finding]:
     """Error when a guide's reader job is another page's, unless an overlap audit tells them apart."""
-    docs = [Doc(g.url, g.reader_job, g.source, g, shingles(g.reader_job, 2)) for g in site.guides]
+    docs = [Doc(g.url, g.reader_job, g.source, g, shingles(g.reader_job)) for g in site.guides]
     built = {doc.key for doc in docs}
     docs += [
-        Doc(key, entry.reader_job, site.registry_source, None, shingles(entry.reader_job, 2))
+        Doc(key, entry.reader_job, site.registry_source, None, shingles(entry.reader_job))
         for key, entry in sorted(site.registry_by_key.items())
         if key not in built and entry.reader_job.strip()
     ]
@@ -157,34 +188,6 @@ def check_descriptions(site: Site) -> list[Finding]:
     return [
         *_duplicates(site, "description", "warning", lambda guide: guide.description, {}),
         *_lengths(site, "description", lambda guide: guide.description, DESCRIPTION_LENGTH),
-    ]
-
-
-def check_orphans(site: Site, pages: Sequence[Page]) -> list[Finding]:
-    """Warn on a guide no other published guide links to from its prose, overlap audit or
-    related guides (the index, tag pages, feed and newer/older links list every guide).
-
-    Prose links are the ones rendering recorded on each guide's page (`Page.links`)."""
-    base = site.settings.base_url
-    navigation = SiteNavigation(site)
-    prose = {"/" + page.path.removesuffix("index.html"): page.links for page in pages}
-    linked: set[str | None] = set()
-    for guide in site.guides:
-        if guide.draft:
-            continue  # a draft is not published: its links reach no reader
-        targets = {page_key(link.href, base) for link in prose.get(guide.url, ()) if link.href}
-        targets |= {page_key(page.url, base) for page in guide.evidence.nearby}
-        targets |= {other.url for other in navigation.neighbours(guide).related}
-        linked |= targets - {guide.url}
-    message = (
-        "no other guide links to it (only the index, tag pages and feed do); link to it from "
-        "a related guide's prose, name it as a nearest page in another record's overlap audit, or "
-        "give it a tag other guides have so it is listed among their related guides"
-    )
-    return [
-        Finding("orphan", "warning", guide.source, message, guide.url)
-        for guide in site.guides
-        if guide.url not in linked
     ]
 
 

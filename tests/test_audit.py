@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+import random
 import shutil
+import zlib
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
@@ -14,10 +16,11 @@ from site_builder import overlap
 from site_builder.checks import run_checks
 from site_builder.config import BuildConfig
 from site_builder.consistency import check_site
-from site_builder.models import Page
+from site_builder.models import Guide, Page
 from site_builder.pipeline import build
 from site_builder.scan import scan_pages
 from site_builder.search import promised_pages
+from site_builder.seo import Doc, stopwords, words_of
 from site_builder.verify import verify_site
 from tests.conftest import Project, audit, tree_digest
 
@@ -153,7 +156,8 @@ def test_broken_internal_anchor_is_an_error(project: Project) -> None:
     messages = [f["message"] for f in errors(report, "link")]
     assert len(messages) == 2
     assert any("#missing-anchor" in m and "decode-context-parallel" in m for m in messages)
-    assert any("#no-such-section" in m for m in messages)
+    page = "/guides/glm-5-2-vllm-sequence-parallel-moe/"
+    assert any(f"points at #no-such-section, which {page} does not have" in m for m in messages)
 
 
 def test_link_to_an_unbuilt_unregistered_page_is_an_error(project: Project) -> None:
@@ -283,25 +287,88 @@ def _site(config: BuildConfig):
 
 
 def test_template_text_shared_by_many_guides_does_not_make_them_alike() -> None:
-    from site_builder.seo import Doc, shingles
-
     template = "evidence checked pinned revisions and model sources each with the size and sha"
     pages = [" ".join([template, *(f"topic{n}word{m}" for m in range(4))]) for n in range(30)]
     pages[1] = pages[0]  # a real duplicate: its shingles are on two pages only
-    docs = [
-        Doc(f"/guides/g{n}/", "", f"content/g{n}.md", None, shingles(text, 3))
-        for n, text in enumerate(pages)
-    ]
-    kept = overlap._without_boilerplate(docs)
+    docs = [Doc(f"/guides/g{n}/", "", f"content/g{n}.md", None, frozenset()) for n in range(30)]
+    kept = overlap._long_docs(docs, pages)
 
-    def score(a: frozenset[str], b: frozenset[str]) -> float:
-        return len(a & b) / len(a | b)
+    def score(a: frozenset[int] | frozenset[str], b: frozenset[int] | frozenset[str]) -> float:
+        return len(a & b) / len(a | b)  # type: ignore[operator]
 
-    assert score(docs[2].shingles, docs[3].shingles) > 0.4  # the template alone, before
     assert score(kept[2].shingles, kept[3].shingles) == 0.0
     assert score(kept[0].shingles, kept[1].shingles) == 1.0
-    few = docs[:BOILERPLATE_FREE]
-    assert overlap._without_boilerplate(few) == few  # a small site keeps every shingle
+    few = overlap._long_docs(docs[:BOILERPLATE_FREE], pages[:BOILERPLATE_FREE])
+    assert score(few[2].shingles, few[3].shingles) > 0.4  # a small site keeps every shingle
+
+
+def test_each_word_3_gram_is_one_int_carrying_the_crc32_of_its_text() -> None:
+    rng = random.Random(3)
+    words = [
+        "a",
+        "v0.26.0",
+        "h200",
+        "re-run",
+        "x" * 300,
+        "naïve",
+        "ok.",
+        "-b",
+        *map(str, range(40)),
+    ]
+    texts = [" ".join(rng.choice(words) for _ in range(rng.randrange(0, 60))) for _ in range(8)]
+    docs = [Doc(f"/guides/g{n}/", "", "", None, frozenset()) for n in range(len(texts))]
+    for doc, text in zip(overlap._long_docs(docs, texts), texts, strict=True):
+        spelled = [word for word in words_of(text) if word not in stopwords()]
+        grams = {" ".join(spelled[i : i + 3]) for i in range(len(spelled) - 2)}
+        assert len(doc.shingles) == len(grams)  # one int per distinct 3-gram, none merged
+        assert {code & 0xFFFFFFFF for code in doc.shingles} == {  # type: ignore[operator]
+            zlib.crc32(gram.encode()) for gram in grams
+        }
+
+
+def test_lsh_candidates_are_those_datasketchs_minhash_lsh_proposes() -> None:
+    from datasketch import MinHash, MinHashLSH
+
+    rng = random.Random(7)
+    words = [f"w{n}" for n in range(400)]
+    pages = [[rng.choice(words) for _ in range(rng.randrange(20, 80))] for _ in range(300)]
+    for n in range(0, 90, 3):  # pages sharing a third, two thirds or all of another's words
+        cut = len(pages[n]) * (n // 3 % 3 + 1) // 3
+        pages[n + 1] = pages[n][:cut] + pages[n + 1][cut:]
+    texts = [" ".join(page) for page in pages]
+    guide = cast(Guide, object())  # only whether a page is a guide matters here
+    docs = [Doc(f"/g{n:03}/", "", "", guide if n % 4 else None, frozenset()) for n in range(300)]
+    docs = overlap._long_docs(docs, texts)
+    found = [(a.key, b.key) for a, b in overlap._lsh_candidates(docs) if a is not b]
+    # The former implementation: datasketch's MinHash of each shingle's crc32, and its index.
+    template = MinHash(num_perm=overlap.NUM_PERM, seed=1)
+    lsh = MinHashLSH(
+        threshold=overlap.STRONG_OVERLAP, num_perm=overlap.NUM_PERM, weights=(0.1, 0.9)
+    )
+    assert (lsh.b, lsh.r) == (overlap.BANDS, overlap.ROWS)
+    hashes = {}
+    for doc in docs:
+        minhash = MinHash(
+            num_perm=overlap.NUM_PERM,
+            hashfunc=lambda code: code & 0xFFFFFFFF,
+            permutations=template.permutations,
+            scheme=template.scheme,
+        )
+        minhash.update_batch(doc.shingles)
+        hashes[doc.key] = minhash
+        lsh.insert(doc.key, minhash)
+    signatures = [hashes[doc.key].hashvalues.tolist() for doc in docs]
+    assert overlap._signatures(docs).tolist() == signatures
+    margin = overlap.STRONG_OVERLAP - overlap.ESTIMATE_MARGIN
+    expected = [
+        (doc.key, other)
+        for doc in docs
+        if doc.guide is not None
+        for other in sorted(lsh.query(hashes[doc.key]))
+        if other != doc.key and hashes[doc.key].jaccard(hashes[other]) >= margin
+    ]
+    assert len(expected) > 10, expected  # the pages planted
+    assert sorted(found) == sorted(expected)
 
 
 BOILERPLATE_FREE = overlap.BOILERPLATE_MIN

@@ -70,6 +70,7 @@ OWNERS = {
     "mdit_py_plugins": "markdown",
     "yaml": "load",
     "datasketch": "overlap",
+    "numpy": "overlap",
     "selectolax": "scan",
     "defusedxml": "registry",
     "watchfiles": "preview",

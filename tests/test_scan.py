@@ -68,6 +68,7 @@ def test_timings_name_every_stage_of_a_build(project: Project) -> None:
     [line] = [line for line in result.stderr.splitlines() if line.startswith("Stage times:")]
     stages = re.findall(r"([a-z ]+) (\d+\.\d\d) s", line.removeprefix("Stage times:"))
     assert [name.strip() for name, _ in stages] == [
+        "unchanged",
         "load",
         "validate",
         "verify",

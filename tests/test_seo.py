@@ -4,8 +4,11 @@ and each guide's closest pages in `--audit`."""
 from __future__ import annotations
 
 import json
+import random
+import re
 from typing import Any
 
+from site_builder.seo import words_of
 from tests.conftest import Project, audit
 from tests.new_guide import SLUG, TITLE, probe_record, write_probe_guide
 
@@ -152,3 +155,15 @@ def test_audit_lists_the_three_closest_pages_of_each_guide_with_scores(project: 
     assert "Closest pages of each guide" in text
     line = next(line for line in text.splitlines() if line.startswith(f"  {SEQUENCE_URL}: "))
     assert "/guides/glm-5-2-vllm-decode-context-parallel/ 0." in line
+
+
+def test_words_are_letters_and_digits_joined_by_single_dots_or_hyphens() -> None:
+    assert words_of("Run v0.26.0 on re-run.-x, H200s: a--b") == [
+        *("run", "v0.26.0", "on", "re-run", "x", "h200s", "a", "b")
+    ]
+    # The same words as the plain (backtracking) pattern, whatever the text.
+    plain = re.compile(r"[a-z0-9]+(?:[.\-][a-z0-9]+)*")
+    rng = random.Random(1)
+    for _ in range(3000):
+        text = "".join(rng.choice("aZ09.-- _/é\u0130\u212a\n") for _ in range(rng.randrange(40)))
+        assert words_of(text) == plain.findall(text.lower())
