@@ -16,6 +16,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import date, datetime
+from functools import lru_cache
 from itertools import chain, pairwise
 
 from site_builder.models import Evidence, Finding, Guide, Severity, Site
@@ -63,9 +64,11 @@ def shingles(text: str) -> frozenset[str]:
     return frozenset(words) | frozenset(map(" ".join, pairwise(words)))
 
 
-def words_of(text: str) -> list[str]:
-    """Return the words of a text, lowercased, stopwords included."""
-    return _WORD.findall(text.lower())
+@lru_cache(maxsize=8192)
+def words_of(text: str) -> tuple[str, ...]:
+    """Return the words of a text, lowercased, stopwords included (remembered: the preview
+    checks the same unchanged pages on every rebuild)."""
+    return tuple(_WORD.findall(text.lower()))
 
 
 def stopwords() -> frozenset[str]:
