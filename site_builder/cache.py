@@ -49,14 +49,14 @@ class BuildCache:
         self.memory: dict[tuple[str, str], object] | None = {} if memory else None
         self.hits = 0
         self.misses = 0
-        self._decoded: dict[Hashable, Any] = {}
-        self._decoded_before: dict[Hashable, Any] = {}
+        self._kept: dict[Hashable, Any] = {}
+        self._kept_before: dict[Hashable, Any] = {}
 
     def begin(self) -> None:
         """Start counting what one build uses."""
         self.used = defaultdict(set)
         self.hits = self.misses = 0
-        self._decoded_before, self._decoded = self._decoded, {}
+        self._kept_before, self._kept = self._kept, {}
 
     def decoded(self, decode: Callable[[bytes], T], raw: bytes) -> T:
         """Return `decode(raw)`; with `memory`, the last builds' result for the same bytes
@@ -68,10 +68,10 @@ class BuildCache:
         that asked (the caller makes the key hold everything the result depends on)."""
         if self.memory is None:
             return compute()
-        if key in self._decoded:
-            return self._decoded[key]  # type: ignore[no-any-return]
-        value = self._decoded_before[key] if key in self._decoded_before else compute()
-        self._decoded[key] = value
+        if key in self._kept:
+            return self._kept[key]  # type: ignore[no-any-return]
+        value = self._kept_before[key] if key in self._kept_before else compute()
+        self._kept[key] = value
         return value
 
     def recall(self, kind: str, key: str) -> object | None:

@@ -44,7 +44,8 @@ def run_each(task: Callable[[int], T], count: int, jobs: int) -> list[T]:
 
     An exception a task raises is raised here, as a serial run would raise it.
     """
-    if jobs <= 1 or count < 2 * MIN_PER_WORKER or "fork" not in _start_methods():
+    forking = "fork" in multiprocessing.get_all_start_methods()
+    if jobs <= 1 or count < 2 * MIN_PER_WORKER or not forking:
         return [task(index) for index in range(count)]
     global _task, _context
     _task, _context = task, contextvars.copy_context()
@@ -58,11 +59,6 @@ def run_each(task: Callable[[int], T], count: int, jobs: int) -> list[T]:
     finally:
         _task = _context = None
     return [result for part in parts for result in part]
-
-
-def _start_methods() -> list[str]:
-    """Return the process start methods this platform offers."""
-    return multiprocessing.get_all_start_methods()
 
 
 def _run_chunk(bounds: tuple[int, int]) -> list[Any]:
