@@ -158,3 +158,8 @@ def _older_than(path: Path, seconds: float) -> bool:
         return time.time() - path.stat().st_mtime > seconds
     except OSError:
         return True
+
+
+def reused(cache: BuildCache | None, key: Hashable, compute: Callable[[], T]) -> T:
+    """Return `compute()`, or with the preview's memory cache the last rebuild's result."""
+    return compute() if cache is None else cache.reused(key, compute)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -12,10 +12,11 @@ from site_builder.acknowledge import acknowledge
 from site_builder.assemble import assemble
 from site_builder.cache import BuildCache
 from site_builder.checks import check_published, ordered, run_checks
+from site_builder.claims import Verification
 from site_builder.config import BuildConfig
 from site_builder.deploy import static_pages
 from site_builder.load import load_inputs
-from site_builder.models import BuildReport, Normalized, Page, Site
+from site_builder.models import BuildReport, Finding, Normalized, Page, Site
 from site_builder.normalize import normalize
 from site_builder.render import render_site
 from site_builder.search import SearchIndex, promised_pages
@@ -53,6 +54,7 @@ def build(
     search: bool = True,
     link_from: Path | None = None,
     on_stage: Callable[[str], None] | None = None,
+    shown: Callable[[BuildReport], None] | None = None,
 ) -> BuildReport:
     """Build the site; write it unless `write` is false or a check found an error.
 
@@ -62,7 +64,9 @@ def build(
 
     The preview passes its own `cache` (kept in memory between rebuilds), `search=False` (it
     indexes in the background) and `link_from`, its last site folder, whose files that are
-    unchanged are hard-linked rather than written again.
+    unchanged are hard-linked rather than written again. With `shown` (the preview, drafts
+    included, no search) the site is written before the checks run and `shown` hears of it,
+    so the editor sees a change while the checks run; their findings are in the report.
     """
     clock = Stopwatch(on_stage)
     if cache is None and config.cache_dir is not None:
@@ -83,7 +87,8 @@ def build(
     # Keys read by shape anywhere in a record (caveats, verdicts) and word spellings come
     # from the project's vocabulary for the whole build.
     with using(normalized.vocabulary):
-        report = _build(normalized, config, Output(write, search, link_from), clock, cache)
+        output = Output(write, search, link_from, shown)
+        report = _build(normalized, config, output, clock, cache)
         if key and report.written:
             with clock.stage("write"):
                 # Inputs saved while this build ran: the next build must not skip.
@@ -99,6 +104,8 @@ class Output:
     write: bool
     search: bool = True
     link_from: Path | None = None
+    shown: Callable[[BuildReport], None] | None = None
+    """Write before the checks, then call this (see `build`)."""
 
 
 def _build(
@@ -122,6 +129,14 @@ def _build(
         with clock.stage("render"):
             pages = render_site(site, config, verifications, cache)
         search = _start_search(stack, pages, site, indexed and not leave_out_drafts, clock)
+        if output.shown is not None and write and search is None and not leave_out_drafts:
+            with clock.stage("write"):
+                _write(pages, site, config, output, cache)
+            report = _report(site, pages, (), verifications, written=True)
+            output.shown(replace(report, timings=tuple(clock.seconds.items())))
+            with clock.stage("check"):
+                findings = run_checks(site, [*pages, *promised_pages()], verifications)
+            return replace(report, findings=tuple(acknowledge(site, findings)))
         with clock.stage("check"):
             checked = [*pages, *promised_pages()]
             findings = run_checks(site, checked, verifications, deploy=not leave_out_drafts)
@@ -141,16 +156,35 @@ def _build(
                 with clock.stage("search index"):
                     pages += search.pages()
             with clock.stage("write"):
-                files = [*pages, *static_pages(site)]
-                write_site(files, config.out_dir, config.input_dirs, output.link_from)
-                if cache is not None:
-                    cache.prune("verify")
-                    cache.prune("page")
-                    cache.forget_unused()
+                _write(pages, site, config, output, cache)
+    return _report(site, pages, findings, verifications, written, leave_out_drafts)
+
+
+def _write(
+    pages: list[Page], site: Site, config: BuildConfig, output: Output, cache: BuildCache | None
+) -> None:
+    """Write the pages and static files; drop cache entries this build did not use."""
+    files = [*pages, *static_pages(site)]
+    write_site(files, config.out_dir, config.input_dirs, output.link_from)
+    if cache is not None:
+        cache.prune("verify")
+        cache.prune("page")
+        cache.forget_unused()
+
+
+def _report(
+    site: Site,
+    pages: list[Page],
+    findings: Sequence[Finding],
+    verifications: Mapping[str, Verification],
+    written: bool,
+    drafts_left_out: bool = False,
+) -> BuildReport:
+    """The report of one build."""
     return BuildReport(
         tuple(pages),
         tuple(findings),
-        len(site.guides) - len(site.drafts) * leave_out_drafts,
+        len(site.guides) - len(site.drafts) * drafts_left_out,
         tuple(verifications.values()),
         drafts=tuple(guide.url for guide in site.drafts),
         written=written,

@@ -1,8 +1,10 @@
-"""Preview builds: rebuild into a fresh temporary folder on every change, publish only successes.
+"""Preview builds: rebuild into a fresh temporary folder on every change, publish what built.
 
 No request ever sees a half-built site: each rebuild goes into a new folder and the served
-folder is switched only after the build succeeded. A failed rebuild keeps the last good site
-and records the error for the server to show. The only module that imports watchfiles.
+folder is switched only after it was written. A rebuild that fails (input, verification or
+template errors) keeps the last site and records the errors for the server to show. After
+the first build the new site is served before the site checks run; an error they find is
+shown in the banner over it. The only module that imports watchfiles.
 
 A rebuild after the first reuses what the last one computed (the build cache, held in
 memory), hard-links the files that did not change, and serves the last search index at once;
@@ -89,30 +91,44 @@ class Previewer:
         self._indexer: threading.Thread | None = None
 
     def rebuild(self) -> bool:
-        """Build once into a fresh folder; publish it on success, or publish the errors."""
+        """Build once into a fresh folder and publish it; then publish the checks' findings.
+
+        After the first build the new site is served as soon as it is written (the last
+        search index with it, Pagefind starting in the background) and the checks follow:
+        their errors and warnings reach the banner with one more reload, only if they changed.
+        """
         self._stop_indexing()
         with self._lock:
             self._count += 1
             out = self.workdir / f"site-{self._count}"
             last = self.state.site
             started = time.perf_counter()
-            errors, warnings, report = _build_outcome(self.config, out, self.cache, last)
+            shown: list[float] = []
+
+            def show(report: BuildReport) -> None:
+                assert last is not None
+                link_copy(last / BUNDLE, out / BUNDLE)  # the last index, until the new one
+                self.state.publish(out, (), self.state.warnings)
+                shown.append(time.perf_counter() - started)
+                self._index_later(out, report)
+
+            outcome = _build_outcome(self.config, out, self.cache, last, show if last else None)
+            errors, warnings, report = outcome
+            seconds = time.perf_counter() - started
             if errors or report is None:
                 self.log(f"Rebuild failed: {errors[0]}" + _more(errors))
-                shutil.rmtree(out, ignore_errors=True)
+                if not shown:
+                    shutil.rmtree(out, ignore_errors=True)
                 self.state.publish(None, errors)
                 return False
-            if last is not None:
-                link_copy(last / BUNDLE, out / BUNDLE)  # the last index, until the new one
-            self.state.publish(out, (), warnings)
-            seconds = time.perf_counter() - started
+            changed = warnings != self.state.warnings
+            self.state.publish(out, (), warnings, reload=changed or not shown)
+            took = f"Shown in {shown[0]:.2f} s, checked in" if shown else "Took"
             self.log(
                 f"Rebuilt ({self.state.version}): 0 errors, {len(warnings)} warning(s). "
-                f"Took {seconds:.2f} s."
+                f"{took} {seconds:.2f} s."
             )
             self._prune()
-            if last is not None:
-                self._index_later(out, report)
             return True
 
     def _index_later(self, site: Path, report: BuildReport) -> None:
@@ -182,16 +198,20 @@ class Previewer:
 
 
 def _build_outcome(
-    config: BuildConfig, out: Path, cache: BuildCache | None, last: Path | None
+    config: BuildConfig,
+    out: Path,
+    cache: BuildCache | None,
+    last: Path | None,
+    shown: Callable[[BuildReport], None] | None,
 ) -> tuple[tuple[str, ...], tuple[str, ...], BuildReport | None]:
     """Build into `out`, drafts included; return (errors, unacknowledged warnings) as lines,
-    and the report. No errors means the site was written (indexed for search only when there
-    is no `last` site to serve the last index from)."""
+    and the report. Indexed for search only when there is no `last` site to serve the last
+    index from; with `shown`, written (and `shown` called) before the checks run."""
     preview = BuildConfig(
         config.root, out, config.today, include_drafts=True, cache_dir=config.cache_dir
     )
     try:
-        report = build(preview, cache=cache, search=last is None, link_from=last)
+        report = build(preview, cache=cache, search=last is None, link_from=last, shown=shown)
     except InputError as error:
         return tuple(str(problem) for problem in error.problems), (), None
     except (OutputError, BuilderError) as error:

@@ -6,7 +6,6 @@ and a small site-wide summary, so pages can later be rendered in parallel or alo
 
 from __future__ import annotations
 
-import hashlib
 import re
 from collections.abc import Mapping
 from dataclasses import replace
@@ -17,20 +16,27 @@ from typing import Any
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, TemplateError, meta
 from markupsafe import Markup
 
-from site_builder.cache import BuildCache
+from site_builder.cache import BuildCache, reused
 from site_builder.cells import format_time, machine_time
 from site_builder.claims import Verification
 from site_builder.config import BuildConfig
-from site_builder.deploy import DeployPlan, plan_deploy, redirect_rules, sitemap_entries
+from site_builder.deploy import plan_deploy, redirect_rules
 from site_builder.errors import BuilderError, InputError
 from site_builder.humanize import humanize_slug
-from site_builder.inputs import Asset
 from site_builder.markdown import render_markdown
 from site_builder.models import Page, Site
 from site_builder.navigation import SiteNavigation, TagPage, family_groups, tag_pages
 from site_builder.pageview import PageView, page_view
-from site_builder.reuse import PAGE_CODEC, guide_page_key, reused_or_computed, site_digest
+from site_builder.reuse import (
+    PAGE_CODEC,
+    folder_digest,
+    guide_page_key,
+    list_page_key,
+    reused_or_computed,
+    site_digest,
+)
 from site_builder.scan import scan_page
+from site_builder.site_files import asset_pages, sitemap_urls
 from site_builder.structured import guide_json_ld, modified_at, published_at
 from site_builder.template_errors import template_problem
 from site_builder.urls import page_key
@@ -69,11 +75,12 @@ def render_site(
     """Return every page of the site (guides over `config.jobs` processes, or from `cache`);
     template errors become one InputError."""
     verifications = verifications or {}
-    env = make_env(config.templates_dir)
-    pages, asset_urls = _asset_pages(site.assets)
+    templates_key = folder_digest(config.templates_dir)
+    env = reused(cache, ("templates", templates_key), lambda: make_env(config.templates_dir))
+    pages, asset_urls = asset_pages(site.assets)
     tags = tag_pages(site.guides)
     common: dict[str, Any] = {"site": site, "settings": site.settings, "assets": asset_urls}
-    pages.extend(_guide_pages(env, site, verifications, config, common, cache))
+    pages.extend(_guide_pages(env, templates_key, site, verifications, config, common, cache))
     try:
         intro = _markdown(site.settings.intro)
         latest = site.guides[:LATEST_ON_HOME]
@@ -81,16 +88,14 @@ def render_site(
         pages.append(_page(env, "index.html", "home.html", common, intro=intro, latest=latest))
         pages.append(_page(env, "guides/index.html", "guides.html", common, families=families))
         pages.append(_page(env, "tags/index.html", "tags.html", common, tags=tags))
-        pages.extend(
-            _page(env, f"tags/{tag.tag}/index.html", "tag.html", common, tag=tag) for tag in tags
-        )
+        pages.extend(_tag_pages(env, templates_key, site, tags, common, cache))
         pages.append(_page(env, "search/index.html", "search.html", common))
         pages.extend(_alias_pages(env, site, common))
         pages.append(_page(env, "404.html", "404.html", common))
         pages.append(_page(env, "robots.txt", "robots.txt", common))
         pages.append(_feed(env, site, common))
         plan = plan_deploy(site, ["/" + page.path for page in pages])
-        sitemap = _sitemap(site, tags, plan)
+        sitemap = sitemap_urls(site, tags, plan)
         pages.append(_page(env, "sitemap.xml", "sitemap.xml", common, entries=sitemap))
         redirects = "\n".join(redirect_rules(site, plan)) + "\n"
         pages.append(Page("_redirects", redirects.encode("utf-8")))
@@ -126,6 +131,7 @@ def _sources(env: Environment, name: str) -> list[str]:
 
 def _guide_pages(
     env: Environment,
+    templates_key: str,
     site: Site,
     verifications: Mapping[str, Verification],
     config: BuildConfig,
@@ -139,7 +145,11 @@ def _guide_pages(
     builder bug; a template error is located here, where its traceback still exists.
     """
     try:
-        reserved = template_ids(env, "guide.html")
+        reserved, every_guide = reused(
+            cache,
+            ("guide template", templates_key),
+            lambda: (template_ids(env, "guide.html"), _reads_every_guide(env, "guide.html")),
+        )
         env.get_template("guide.html")
     except (TemplateError, OSError) as error:
         raise InputError([template_problem(error, config)]) from None
@@ -161,16 +171,42 @@ def _guide_pages(
         return replace(page, scan=scan_page(page))
 
     guides = site.guides
-    every_guide = _reads_every_guide(env, "guide.html")
-    site_key = site_digest(site, config.templates_dir, every_guide=every_guide) if cache else ""
+    site_key = site_digest(site, templates_key, every_guide=every_guide) if cache else ""
     return reused_or_computed(
         cache,
         "page",
         len(guides),
-        lambda index: guide_page_key(guides[index], site_key, navigation.shown(guides[index])),
+        lambda index: guide_page_key(
+            guides[index], site_key, navigation.shown(guides[index]), cache
+        ),
         guide_page,
         PAGE_CODEC,
         config.jobs,
+    )
+
+
+def _tag_pages(
+    env: Environment,
+    templates_key: str,
+    site: Site,
+    tags: tuple[TagPage, ...],
+    common: dict[str, Any],
+    cache: BuildCache | None,
+) -> list[Page]:
+    """Render each tag's page, or reuse the cached page when none of its guides changed."""
+    every_guide = reused(
+        cache, ("tag template", templates_key), lambda: _reads_every_guide(env, "tag.html")
+    )
+    site_key = site_digest(site, templates_key, every_guide=every_guide) if cache else ""
+    paths = [f"tags/{tag.tag}/index.html" for tag in tags]
+    return reused_or_computed(
+        cache,
+        "page",
+        len(tags),
+        lambda index: list_page_key(site_key, paths[index], tags[index].guides, cache),
+        lambda index: _page(env, paths[index], "tag.html", common, tag=tags[index]),
+        PAGE_CODEC,
+        1,
     )
 
 
@@ -247,36 +283,6 @@ def _alias_pages(env: Environment, site: Site, common: dict[str, Any]) -> list[P
 def _markdown(text: str) -> Markup:
     """Render trusted-configuration Markdown (still with raw HTML off)."""
     return Markup(render_markdown(text).html)
-
-
-def _asset_pages(assets: tuple[Asset, ...]) -> tuple[list[Page], dict[str, str]]:
-    """Fingerprint each asset (style.css -> style.1a2b3c4d5e.css) so it can be cached forever."""
-    pages, urls = [], {}
-    for asset in assets:
-        stem, dot, suffix = asset.name.rpartition(".")
-        digest = hashlib.sha256(asset.content).hexdigest()[:10]
-        name = f"{stem}.{digest}.{suffix}" if dot else f"{asset.name}.{digest}"
-        pages.append(Page(f"assets/{name}", asset.content))
-        urls[asset.name] = f"/assets/{name}"
-    return pages, urls
-
-
-def _sitemap(site: Site, tags: tuple[TagPage, ...], plan: DeployPlan) -> list[tuple[str, str]]:
-    """Return (canonical URL, lastmod) of every URL the deploy answers with 200.
-
-    The pages built here, and the registry pages served verbatim from static/ or proxied to
-    the legacy origin; never a retired (301) or unserved (404) page.
-    """
-    entries = {
-        url: (url, lastmod) for url, lastmod in sitemap_entries(plan, site.settings.base_url)
-    }
-    built = [(guide.url, _iso(guide.lastmod)) for guide in site.guides]
-    newest = _iso(max(guide.lastmod for guide in site.guides)) if site.guides else ""
-    built += [("/", newest), ("/guides/", newest), ("/tags/", newest)]
-    built += [(tag.url, _iso(max(guide.lastmod for guide in tag.guides))) for tag in tags]
-    for url, lastmod in built:
-        entries[site.canonical(url)] = (site.canonical(url), lastmod)
-    return sorted(entries.values())
 
 
 def _timestamp(value: datetime | date) -> str:

@@ -68,12 +68,23 @@ def verify_digest(site: Site) -> str:
     return digest("verify", code_digest(), site.rules.model_dump_json(), vocabulary)
 
 
-def verification_key(guide: Guide, verify_key: str) -> str:
+def record_digest(guide: Guide, cache: BuildCache | None) -> str:
+    """Return the digest of the guide's record; with a memory cache, once per record object
+    (the preview's unchanged records are the same objects from one rebuild to the next; the
+    memo keeps the record alive, so its identity cannot pass to another object)."""
+    record = guide.evidence.record
+    if cache is None:
+        return digest(record_json(guide))
+    held = cache.reused(("record", id(record)), lambda: (record, digest(record_json(guide))))
+    return held[1]
+
+
+def verification_key(guide: Guide, verify_key: str, cache: BuildCache | None) -> str:
     """Return the key of a record's verification."""
-    return digest(verify_key, guide.evidence.source, record_json(guide))
+    return digest(verify_key, guide.evidence.source, record_digest(guide, cache))
 
 
-def site_digest(site: Site, templates: Path, *, every_guide: bool) -> str:
+def site_digest(site: Site, templates_key: str, *, every_guide: bool) -> str:
     """Return the digest of what every guide page reads of the site: shared inputs, the URLs
     of all guides, and (when the guide templates read `site.guides`) every guide's summary."""
     summaries = [_summary(guide) for guide in site.guides] if every_guide else []
@@ -81,7 +92,7 @@ def site_digest(site: Site, templates: Path, *, every_guide: bool) -> str:
     return digest(
         "site",
         code_digest(),
-        folder_digest(templates),
+        templates_key,
         site.settings.model_dump_json(),
         site.rules.model_dump_json(),
         site.vocabulary.model_dump_json() if site.vocabulary else "",
@@ -93,18 +104,33 @@ def site_digest(site: Site, templates: Path, *, every_guide: bool) -> str:
     )
 
 
-def guide_page_key(guide: Guide, site_key: str, shown: Iterable[Guide]) -> str:
+def guide_page_key(
+    guide: Guide, site_key: str, shown: Iterable[Guide], cache: BuildCache | None
+) -> str:
     """Return the key of one guide page's HTML: the guide, the site, and the guides it shows
     (newer, older, related, the nearest pages of its overlap audit)."""
     return digest(
         "page",
         site_key,
         repr(_summary(guide)),
-        record_json(guide),
+        record_digest(guide, cache),
         guide.body,
         str(guide.body_line),
         *(repr(_summary(other)) for other in shown),
     )
+
+
+def list_page_key(
+    site_key: str, path: str, guides: Iterable[Guide], cache: BuildCache | None
+) -> str:
+    """Return the key of a page listing guides (a tag page): the site and every input of
+    each guide it lists."""
+    listed = (
+        part
+        for guide in guides
+        for part in (repr(_summary(guide)), record_digest(guide, cache), guide.body)
+    )
+    return digest("list", site_key, path, *listed)
 
 
 def _summary(guide: Guide) -> tuple[Any, ...]:

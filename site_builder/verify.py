@@ -47,7 +47,7 @@ def verify_site(
         cache,
         "verify",
         len(guides),
-        lambda index: verification_key(guides[index], context),
+        lambda index: verification_key(guides[index], context, cache),
         lambda index: verify(guides[index].evidence, rules),
         VERIFICATION_CODEC,
         jobs,

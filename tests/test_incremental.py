@@ -229,6 +229,36 @@ def test_an_unchanged_build_verifies_and_renders_nothing_again(
     assert len(rendered) - 2 == len(showing) < len(guide_pages)
 
 
+def test_a_tag_page_is_rendered_again_only_when_a_guide_it_lists_changed(
+    grown: Project, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    config = BuildConfig.for_root(grown.root)
+    build(config, write=False)
+    rendered: list[str] = []
+    original = render._page
+
+    def counted(env: Any, path: str, template: str, *args: Any, **kwargs: Any) -> Any:
+        if template == "tag.html":
+            rendered.append(path)
+        return original(env, path, template, *args, **kwargs)
+
+    monkeypatch.setattr(render, "_page", counted)
+    build(config, write=False)
+    assert rendered == []
+    prose = probes(grown)[0]
+    prose.write_text(prose.read_text("utf-8") + "\nThe word quokkafication is new.\n", "utf-8")
+    report = build(config, write=False)
+    [page] = [p for p in report.pages if p.path.startswith("guides/") and b"quokkaf" in p.content]
+    url = ("/" + page.path.removesuffix("index.html")).encode()
+    tag_pages = [p for p in report.pages if p.path.startswith("tags/") and p.path.count("/") == 2]
+    listing = sorted(p.path for p in tag_pages if b'href="' + url + b'"' in p.content)
+    assert sorted(rendered) == listing
+    assert 0 < len(listing) < len(tag_pages)
+    assert outcome(report) == outcome(
+        build(BuildConfig.for_root(grown.root, cache=False), write=False)
+    )
+
+
 def count_calls(monkeypatch: pytest.MonkeyPatch, module: Any, name: str) -> list[None]:
     """Count calls of `module.name` from now on (in this process)."""
     calls: list[None] = []
@@ -336,10 +366,13 @@ def test_any_change_to_inputs_or_output_builds_again(project: Project, change: s
     assert tree_digest(project.out) == tree_digest(cold)
 
 
-def test_a_guide_template_that_lists_every_guide_keeps_every_page_fresh(grown: Project) -> None:
-    template = grown.root / "templates" / "guide.html"
+@pytest.mark.parametrize(("name", "end"), [("guide.html", "</article>"), ("tag.html", "</h1>")])
+def test_a_template_that_lists_every_guide_keeps_every_page_fresh(
+    grown: Project, name: str, end: str
+) -> None:
+    template = grown.root / "templates" / name
     listing = '<ul class="all">{% for g in site.guides %}<li>{{ g.title }}</li>{% endfor %}</ul>'
-    template.write_text(template.read_text("utf-8").replace("</article>", listing + "</article>"))
+    template.write_text(template.read_text("utf-8").replace(end, end + listing))
     assert outcome(build_both(grown.root)[0]) == outcome(build_both(grown.root)[1])
     prose = probes(grown)[-1]
     _, front_text, body = prose.read_text("utf-8").split("---\n", 2)
@@ -348,5 +381,6 @@ def test_a_guide_template_that_lists_every_guide_keeps_every_page_fresh(grown: P
     prose.write_text(f"---\n{yaml.safe_dump(front)}---\n{body}", "utf-8")
     cached, cold = build_both(grown.root)
     assert outcome(cached) == outcome(cold)
-    guide_pages = [p for p in cold.pages if p.path.count("/") == 2 and p.path[:7] == "guides/"]
-    assert all(front["title"].encode() in page.content for page in guide_pages)
+    shown = [p for p in cold.pages if p.path.count("/") == 2 and p.path[:5] in "guides/tags/"]
+    listing = [p for p in shown if b'<ul class="all">' in p.content]
+    assert len(listing) > 2 and all(front["title"].encode() in page.content for page in listing)

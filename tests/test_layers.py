@@ -46,6 +46,7 @@ ORDER = [
     "deploy",
     "scan",
     "template_errors",
+    "site_files",
     "render",
     "search",
     "seo",

@@ -1,0 +1,41 @@
+"""The site's files that no template draws: fingerprinted assets and the sitemap's entries."""
+
+from __future__ import annotations
+
+import hashlib
+
+from site_builder.cells import machine_time
+from site_builder.deploy import DeployPlan, sitemap_entries
+from site_builder.inputs import Asset
+from site_builder.models import Page, Site
+from site_builder.navigation import TagPage
+
+
+def asset_pages(assets: tuple[Asset, ...]) -> tuple[list[Page], dict[str, str]]:
+    """Fingerprint each asset (style.css -> style.1a2b3c4d5e.css) so it can be cached forever."""
+    pages, urls = [], {}
+    for asset in assets:
+        stem, dot, suffix = asset.name.rpartition(".")
+        digest = hashlib.sha256(asset.content).hexdigest()[:10]
+        name = f"{stem}.{digest}.{suffix}" if dot else f"{asset.name}.{digest}"
+        pages.append(Page(f"assets/{name}", asset.content))
+        urls[asset.name] = f"/assets/{name}"
+    return pages, urls
+
+
+def sitemap_urls(site: Site, tags: tuple[TagPage, ...], plan: DeployPlan) -> list[tuple[str, str]]:
+    """Return (canonical URL, lastmod) of every URL the deploy answers with 200.
+
+    The pages built here, and the registry pages served verbatim from static/ or proxied to
+    the legacy origin; never a retired (301) or unserved (404) page.
+    """
+    entries = {
+        url: (url, lastmod) for url, lastmod in sitemap_entries(plan, site.settings.base_url)
+    }
+    built = [(guide.url, machine_time(guide.lastmod)) for guide in site.guides]
+    newest = machine_time(max(guide.lastmod for guide in site.guides)) if site.guides else ""
+    built += [("/", newest), ("/guides/", newest), ("/tags/", newest)]
+    built += [(tag.url, machine_time(max(guide.lastmod for guide in tag.guides))) for tag in tags]
+    for url, lastmod in built:
+        entries[site.canonical(url)] = (site.canonical(url), lastmod)
+    return sorted(entries.values())
