@@ -3,18 +3,21 @@
 from __future__ import annotations
 
 import re
+import unicodedata
 from datetime import UTC, date
 
 from site_builder.errors import InputError, Problem
 from site_builder.humanize import humanize_slug
 from site_builder.models import Doc, Evidence, Guide, Normalized, Site
 from site_builder.schema import SLUG_PATTERN, RegistryEntry
-from site_builder.urls import page_key
+from site_builder.urls import alias_file, page_key
 
 DESCRIPTION_LIMIT = 159
 RESERVED = ("/", "/guides/", "/tags/", "/search/", "/atom.xml", "/sitemap.xml", "/404.html")
 RESERVED_FOLDERS = ("/assets/", "/tags/", "/search/", "/pagefind/")
-"""Paths the site builds itself; no alias may take them."""
+RESERVED_FILES = frozenset({"_redirects", "robots.txt", "sitemap.xml", "atom.xml", "404.html"})
+"""Paths the site builds itself, and the files it writes at its root; no alias may take them
+(an alias is written as a page, `/robots.txt/` as `robots.txt/index.html`)."""
 
 
 def assemble(normalized: Normalized, today: date = date.max, *, production: bool = False) -> Site:
@@ -54,7 +57,8 @@ def assemble(normalized: Normalized, today: date = date.max, *, production: bool
             message = f"slug '{guide.slug}' is also used by {_slug_origin(other)[0]}"
             problems.append(Problem(source, location, message))
     if settings is not None:
-        problems += _alias_problems(list(guides.values()), settings.base_url)
+        static = [asset.name for asset in normalized.static]
+        problems += _alias_problems(list(guides.values()), settings.base_url, static)
         problems += _replaces_problems(list(guides.values()), settings.base_url)
     if problems or settings is None:
         raise InputError(problems)
@@ -88,16 +92,24 @@ def _replaces_problems(guides: list[Guide], base_url: str) -> list[Problem]:
     return problems
 
 
-def _alias_problems(guides: list[Guide], base_url: str) -> list[Problem]:
-    """An alias may not be a page the site builds, nor another guide's URL or alias."""
+def _alias_problems(guides: list[Guide], base_url: str, static: list[str]) -> list[Problem]:
+    """An alias may not be a page or file the site builds or copies from static/, nor another
+    guide's URL or alias, nor spelled with other than ASCII (a look-alike of another URL)."""
     owners: dict[str, Guide] = {guide.url: guide for guide in guides}
     problems = []
     for guide in sorted(guides, key=lambda guide: guide.slug):
         for alias in guide.aliases:
             key = page_key(alias, base_url) or alias
             other = owners.setdefault(key, guide)
-            if key in RESERVED or key.startswith(RESERVED_FOLDERS):
+            path = alias_file(alias)
+            if not alias.isascii():
+                taken = _look_alike(alias)
+            elif key in RESERVED or key.startswith(RESERVED_FOLDERS):
                 taken = "a page the site builds itself"
+            elif path.split("/")[0].lower() in RESERVED_FILES:
+                taken = f"a file the site writes itself ({path.split('/')[0]})"
+            elif any(path == name or path.startswith(f"{name}/") for name in static):
+                taken = "a file copied from static/"
             elif other is not guide:
                 taken = f"already {other.url} or one of its aliases"
             elif key == guide.url:
@@ -107,6 +119,16 @@ def _alias_problems(guides: list[Guide], base_url: str) -> list[Problem]:
             message = f"alias '{alias}' is {taken}"
             problems.append(Problem(_slug_origin(guide)[0], "front matter.aliases", message))
     return problems
+
+
+def _look_alike(alias: str) -> str:
+    """Say which character of an alias is not ASCII (Cyrillic U+0456 looks like an i)."""
+    char = next(char for char in alias if not char.isascii())
+    return (
+        f"not ASCII: {char!r} (U+{ord(char):04X}, {unicodedata.name(char, 'unnamed')}); an "
+        f"alias is the ASCII path an old page had, and a look-alike of a URL would take its "
+        f"readers"
+    )
 
 
 def _registry_by_key(normalized: Normalized) -> dict[str, RegistryEntry]:

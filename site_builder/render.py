@@ -39,7 +39,7 @@ from site_builder.scan import scan_page
 from site_builder.site_files import asset_pages, sitemap_urls
 from site_builder.structured import guide_json_ld, modified_at, published_at
 from site_builder.template_errors import template_problem
-from site_builder.urls import page_key
+from site_builder.urls import alias_file, page_key
 
 LATEST_ON_HOME = 10
 _LITERAL_ID = re.compile(r'\bid="([^"{}]+)"')
@@ -274,8 +274,7 @@ def _alias_pages(env: Environment, site: Site, common: dict[str, Any]) -> list[P
     pages = {}
     for guide in site.guides:
         for alias in guide.aliases:
-            path = alias.lstrip("/")
-            path = path if path.endswith(".html") else f"{path.rstrip('/')}/index.html"
+            path = alias_file(alias)
             pages[path] = _page(env, path, "alias.html", common, guide=guide)
     return [pages[path] for path in sorted(pages)]
 

@@ -57,3 +57,9 @@ def page_key(url: str, base_url: str) -> str | None:
 def canonical_url(key: str, base_url: str) -> str:
     """Return the absolute canonical URL of a normalised page key."""
     return base_url.rstrip("/") + key
+
+
+def alias_file(alias: str) -> str:
+    """Return the file a guide's alias is written to: `/old/` -> `old/index.html`."""
+    path = alias.lstrip("/")
+    return path if path.endswith(".html") else f"{path.rstrip('/')}/index.html".lstrip("/")

@@ -216,6 +216,44 @@ def test_bad_aliases_are_one_line_errors(make_project, aliases: str, message: st
     assert message in line
 
 
+@pytest.mark.parametrize(
+    ("alias", "message"),
+    [
+        ("/gu\u0456des/glm-5-2-vllm-decode-context-parallel/", "not ASCII: '\u0456' (U+0456,"),
+        ("/guides/glm-5-2-vllm-decode-context-parallel\uff0f", "should match pattern"),
+        ("/_redirects", "a file the site writes itself (_redirects)"),
+        ("/robots.txt", "a file the site writes itself (robots.txt)"),
+        ("/Sitemap.xml/old/", "a file the site writes itself (Sitemap.xml)"),
+        ("/atom.xml/", "a page the site builds itself"),
+        ("/404.html/x.html", "a file the site writes itself (404.html)"),
+        ("/pagefind/pagefind.js", "a page the site builds itself"),
+        ("/legacy/notes.html", "a file copied from static/"),
+        ("/legacy/notes.html/", "a file copied from static/"),
+    ],
+)
+def test_look_alike_and_reserved_aliases_are_refused_by_the_audit(
+    make_project, alias: str, message: str
+) -> None:
+    project = make_project()
+    (project.root / "static" / "legacy").mkdir(parents=True)
+    (project.root / "static" / "legacy" / "notes.html").write_text("<p>old</p>", "utf-8")
+    prose = project.root / "content" / "glm-5-2-vllm-sequence-parallel-moe.md"
+    text = prose.read_text("utf-8").replace(
+        "\npublished:", f"\naliases: ['{alias}']\npublished:", 1
+    )
+    prose.write_text(text, "utf-8")
+    for command in (["--audit"], []):
+        result = project.run(*command)
+        assert result.returncode == 1, result.stderr
+        assert "Traceback" not in result.stderr
+        [line] = [line for line in result.stderr.splitlines() if "front matter.aliases" in line]
+        assert line.startswith(
+            "content/glm-5-2-vllm-sequence-parallel-moe.md: front matter.aliases"
+        )
+        assert message in line
+    assert not project.out.exists()
+
+
 def test_only_long_guides_get_an_on_this_page_list(site: Path, make_project) -> None:
     for slug in GUIDES:
         toc = soup(site / "guides" / slug / "index.html").find("nav", class_="toc")
