@@ -1,64 +1,36 @@
 """Read every input file: records (JSON), guides (Markdown + YAML front matter), settings, assets.
 
-This is the only module that reads the project's input files. It decodes but does not
-validate; problems met while reading are collected, never raised, so one run reports them all.
+This is the only module that reads the project's input files (`decode` turns their bytes
+into data; templates are only checked here, Jinja reads them). It does not validate; problems
+met while reading are collected, never raised, so one run reports them all.
 """
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from site_builder.cache import BuildCache
 from site_builder.config import BuildConfig
+from site_builder.decode import (
+    MAX_RECORD_BYTES,
+    ReadError,
+    decode_doc,
+    decode_record,
+    decode_settings,
+    decode_template,
+    static_file,
+)
 from site_builder.errors import Problem
 from site_builder.inputs import Asset, Inputs, RawDoc, RawRecord
 
-MAX_RECORD_BYTES = 8 * 1024 * 1024
-MAX_DOC_BYTES = 1024 * 1024
-MAX_STATIC_BYTES = 32 * 1024 * 1024
-MAX_DEPTH = 64
-"""Deeper JSON nesting is refused: no real record needs it, and it would exhaust recursion."""
-MAX_INTEGER = 10**30
-FENCE = "---"
 REGISTRY_NAME = "registry.json"
 RULES_NAME = "rules.yaml"
 ACKNOWLEDGED_NAME = "acknowledged.yaml"
 VOCABULARY_NAME = "vocabulary.yaml"
 _OPERATION_ID = re.compile(r'"operationId"\s*:\s*"([A-Za-z0-9._-]{1,100})"')
-
-
-class _UniqueKeyLoader(yaml.SafeLoader):
-    """yaml.SafeLoader that refuses duplicate mapping keys instead of keeping the last."""
-
-    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
-        seen: set[Any] = set()
-        for key_node, _ in node.value:
-            key = self.construct_object(key_node, deep=deep)
-            try:
-                duplicate = key in seen
-            except TypeError:
-                break  # unhashable key: SafeLoader reports it with its own message
-            if duplicate:
-                raise yaml.constructor.ConstructorError(
-                    None, None, f"duplicate key {key!r}", key_node.start_mark
-                )
-            seen.add(key)
-        return super().construct_mapping(node, deep=deep)
-
-
-class ReadError(Exception):
-    """A file could not be decoded; `location` says where."""
-
-    def __init__(self, location: str, message: str) -> None:
-        super().__init__(message)
-        self.location = location
-        self.message = message
 
 
 def load_inputs(config: BuildConfig, cache: BuildCache | None = None) -> Inputs:
@@ -105,11 +77,18 @@ def load_inputs(config: BuildConfig, cache: BuildCache | None = None) -> Inputs:
         message = "missing: the record vocabulary file is required (see docs/vocabulary.md)"
         problems.append(Problem(source, "file", message))
     assets = [
-        Asset(p.name, p.read_bytes()) for p in sorted(config.assets_dir.glob("*")) if p.is_file()
+        Asset(Path(source).name, data)
+        for source, data in _read_each(config, config.assets_dir, "*", static_file, problems)
     ]
+    # Templates are read by Jinja as it renders; here each is checked to be a readable UTF-8
+    # file inside the project, so a bad one is a located problem before anything renders.
+    for _ in _read_each(
+        config, config.templates_dir, "**/*", decode_template, problems, skip=config.assets_dir
+    ):
+        pass
     static = [
         Asset(Path(source).relative_to("static").as_posix(), data)
-        for source, data in _read_each(config, config.static_dir, "**/*", _static_file, problems)
+        for source, data in _read_each(config, config.static_dir, "**/*", static_file, problems)
     ]
     return Inputs(
         records=tuple(records),
@@ -151,9 +130,13 @@ def _read_each(
     decode: Callable[[bytes], Any],
     problems: list[Problem],
     cache: BuildCache | None = None,
+    skip: Path | None = None,
 ) -> Iterator[tuple[str, Any]]:
-    """Yield (source, decoded) for each matching file in sorted order; record problems."""
+    """Yield (source, decoded) for each matching file in sorted order (none under `skip`);
+    record problems."""
     for path in sorted(folder.glob(pattern)):
+        if skip is not None and path.is_relative_to(skip):
+            continue
         source = relative_path(path, config.root)
         if path.is_symlink() and not path.resolve().is_relative_to(config.root):
             problems.append(Problem(source, "file", "symlink points outside the project; refused"))
@@ -178,122 +161,3 @@ def relative_path(path: Path, root: Path) -> str:
         return path.relative_to(root).as_posix()
     except ValueError:
         return path.as_posix()
-
-
-def _text(raw: bytes, limit: int) -> str:
-    """Decode UTF-8 within a size limit."""
-    if len(raw) > limit:
-        raise ReadError("file", f"is {len(raw):,} bytes; the limit is {limit:,}")
-    try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError as error:
-        raise ReadError(f"byte {error.start}", "invalid UTF-8") from None
-
-
-def _refuse_constant(name: str) -> None:
-    """JSON has no NaN or Infinity; Python's parser accepts them unless told not to."""
-    raise ValueError(f"{name} is not valid JSON")
-
-
-def _unique_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    """Build a JSON object, refusing duplicate keys that would silently drop data."""
-    data: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in data:
-            raise ValueError(f"duplicate key {key!r}")
-        data[key] = value
-    return data
-
-
-def decode_record(raw: bytes) -> dict[str, Any]:
-    """Decode one record file into a JSON object."""
-    text = _text(raw, MAX_RECORD_BYTES)
-    try:
-        data = json.loads(text, object_pairs_hook=_unique_object, parse_constant=_refuse_constant)
-    except json.JSONDecodeError as error:
-        raise ReadError(
-            f"line {error.lineno} column {error.colno}", f"invalid JSON: {error.msg}"
-        ) from None
-    except ValueError as error:
-        message = str(error)
-        if "integer string conversion" in message:
-            message = "an integer has too many digits"
-        raise ReadError("JSON", message) from None
-    except RecursionError:
-        raise ReadError("JSON", "nested too deeply") from None
-    if not isinstance(data, dict):
-        raise ReadError("<root>", f"a record must be a JSON object, not {type(data).__name__}")
-    _check_json_values(data)
-    return data
-
-
-def _check_json_values(data: Any) -> None:
-    """Refuse nesting deeper than MAX_DEPTH, lone surrogates and integers too large to show."""
-    stack: list[tuple[Any, str, int]] = [(data, "", 0)]
-    while stack:
-        value, path, depth = stack.pop()
-        where = path or "<root>"
-        if depth > MAX_DEPTH:
-            raise ReadError(where, f"nested deeper than {MAX_DEPTH} levels")
-        if isinstance(value, dict):
-            for key, child in value.items():
-                _check_text(key, where)
-                stack.append((child, f"{path}.{key}" if path else key, depth + 1))
-        elif isinstance(value, list):
-            stack.extend((child, f"{path}.{index}", depth + 1) for index, child in enumerate(value))
-        elif isinstance(value, str):
-            _check_text(value, where)
-        elif isinstance(value, int) and not isinstance(value, bool) and abs(value) >= MAX_INTEGER:
-            raise ReadError(where, f"integer has more than {len(str(MAX_INTEGER)) - 1} digits")
-
-
-def _check_text(text: str, where: str) -> None:
-    """Refuse strings holding lone surrogates (`\\ud800`): they are not text and cannot be written."""
-    if any("\ud800" <= character <= "\udfff" for character in text):
-        raise ReadError(where, "contains a lone surrogate (\\ud800-\\udfff), which is not text")
-
-
-def _yaml(text: str, first_line: int) -> Any:
-    """Parse YAML safely; errors name the line in the file."""
-    try:
-        return yaml.load(text, Loader=_UniqueKeyLoader)  # a SafeLoader: no custom tags
-    except yaml.MarkedYAMLError as error:
-        mark = error.problem_mark or error.context_mark
-        line = first_line + mark.line if mark else first_line
-        raise ReadError(f"line {line}", f"invalid YAML: {error.problem or error.context}") from None
-    except yaml.YAMLError as error:
-        raise ReadError("YAML", f"invalid YAML: {error}") from None
-    except ValueError as error:  # e.g. an impossible date: published: 2026-02-30
-        raise ReadError("YAML", f"invalid value: {error}") from None
-    except RecursionError:
-        raise ReadError("YAML", "nested too deeply") from None
-
-
-def _static_file(raw: bytes) -> bytes:
-    """Keep a pass-through file as it is, within a size limit."""
-    if len(raw) > MAX_STATIC_BYTES:
-        raise ReadError("file", f"is {len(raw):,} bytes; the limit is {MAX_STATIC_BYTES:,}")
-    return raw
-
-
-def decode_settings(raw: bytes) -> dict[str, Any]:
-    """Decode a YAML settings file (site.yaml, rules.yaml) into a mapping."""
-    data = _yaml(_text(raw, MAX_DOC_BYTES), first_line=1)
-    if not isinstance(data, dict):
-        raise ReadError("<root>", "must be a YAML mapping")
-    return data
-
-
-def decode_doc(raw: bytes) -> tuple[dict[str, Any], str, int]:
-    """Split a guide into its front matter mapping, its Markdown body and the body's line."""
-    lines = _text(raw, MAX_DOC_BYTES).splitlines(keepends=True)
-    if not lines or lines[0].rstrip("\r\n") != FENCE:
-        raise ReadError("line 1", "front matter missing: the file must start with a '---' line")
-    try:
-        end = next(i for i in range(1, len(lines)) if lines[i].rstrip("\r\n") == FENCE)
-    except StopIteration:
-        raise ReadError("front matter", "no closing '---' line") from None
-    front = _yaml("".join(lines[1:end]), first_line=2)
-    if not isinstance(front, dict):
-        raise ReadError("front matter", "must be a YAML mapping of fields")
-    return front, "".join(lines[end + 1 :]), end + 2

@@ -43,6 +43,11 @@ from site_builder.urls import alias_file, page_key
 
 LATEST_ON_HOME = 10
 _LITERAL_ID = re.compile(r'\bid="([^"{}]+)"')
+TEMPLATE_ERRORS = (TemplateError, OSError, ArithmeticError, LookupError, TypeError, ValueError)
+"""What a template can raise as it is read and run: each is located in the template."""
+CONTROLS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+"""Characters no HTML or XML page may hold (C0 and C1 controls but tab, line feed and carriage
+return): a record string carrying one is published with U+FFFD (the replacement character)."""
 _EVERY_GUIDE = re.compile(r"\bsite\.(guides|by_url|drafts)\b")
 SITE_PAGES = frozenset(
     {"/", "/guides/", "/tags/", "/search/", "/404.html", "/sitemap.xml", "/robots.txt", "/atom.xml"}
@@ -99,7 +104,7 @@ def render_site(
         pages.append(_page(env, "sitemap.xml", "sitemap.xml", common, entries=sitemap))
         redirects = "\n".join(redirect_rules(site, plan)) + "\n"
         pages.append(Page("_redirects", redirects.encode("utf-8")))
-    except (TemplateError, ArithmeticError, LookupError, TypeError, ValueError) as error:
+    except TEMPLATE_ERRORS as error:
         raise InputError([template_problem(error, config)]) from None
     return sorted(pages, key=lambda page: page.path)
 
@@ -166,7 +171,7 @@ def _guide_pages(
             raise BuilderError(guide.source, error) from error
         try:
             page = render_guide(env, view, common, navigation)
-        except (TemplateError, ArithmeticError, LookupError, TypeError, ValueError) as error:
+        except TEMPLATE_ERRORS as error:
             raise InputError([template_problem(error, config)]) from None
         return replace(page, scan=scan_page(page))
 
@@ -246,9 +251,9 @@ def link_target(href: str, site: Site) -> str:
 def _page(
     env: Environment, path: str, template: str, common: dict[str, Any], **context: Any
 ) -> Page:
-    """Render one template into a Page."""
+    """Render one template into a Page; control characters become U+FFFD (see CONTROLS)."""
     text = env.get_template(template).render(**common, **context)
-    return Page(path, text.encode("utf-8"))
+    return Page(path, CONTROLS.sub("\ufffd", text).encode("utf-8"))
 
 
 def _feed(env: Environment, site: Site, common: dict[str, Any]) -> Page:

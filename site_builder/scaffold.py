@@ -15,19 +15,12 @@ from pathlib import Path
 
 from site_builder.assemble import DESCRIPTION_LIMIT, slug_from_status
 from site_builder.config import BuildConfig
+from site_builder.decode import ReadError, decode_doc, decode_record, decode_settings
 from site_builder.errors import InputError, Problem
 from site_builder.evidence import record_evidence
 from site_builder.humanize import humanize_key, humanize_slug, split_words
 from site_builder.inputs import RawDoc, RawRecord
-from site_builder.load import (
-    REGISTRY_NAME,
-    VOCABULARY_NAME,
-    ReadError,
-    decode_doc,
-    decode_record,
-    decode_settings,
-    relative_path,
-)
+from site_builder.load import REGISTRY_NAME, VOCABULARY_NAME, relative_path
 from site_builder.models import Evidence
 from site_builder.normalize import vocabulary_of
 from site_builder.schema import FrontMatter

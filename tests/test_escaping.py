@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 
+from site_builder.render import CONTROLS
 from tests.conftest import Project, soup
+from tests.new_guide import SLUG, probe_record, write_probe_guide
 
 RECORD = "unseen.json"
 PAYLOADS = [
@@ -62,3 +65,23 @@ def test_hostile_record_and_prose_text_is_escaped(make_project: Callable[..., Pr
     assert "{{ 7*7 }}" in text
     assert "<script>alert('r1')</script>" in text
     assert page.title.get_text().startswith("<script>alert(6)</script>")
+
+
+def test_control_characters_in_records_are_published_as_replacement_characters(
+    project: Project,
+) -> None:
+    write_probe_guide(project.root)
+    record = project.root / "records" / "900_latency_probe.json"
+    hostile = "a\x00b\x01c\x08d\x0be\x0cf\x1bg\x7fh\x85i\x9fj\tk"
+    data = probe_record(controlProbe={"note": hostile, "rows": [{"name": hostile, "ms": 1}]})
+    data["status"] = f"held {hostile}"
+    record.write_text(json.dumps(data, indent=2), "utf-8")
+    result = project.run()
+    assert result.returncode == 0, result.stderr
+    written = [path for path in project.out.rglob("*") if path.is_file()]
+    for path in written:
+        if "pagefind" not in path.parts:
+            text = path.read_bytes().decode("utf-8")
+            assert not CONTROLS.search(text), path
+    page = (project.out / "guides" / SLUG / "index.html").read_text("utf-8")
+    assert "a\ufffdb\ufffdc\ufffdd\ufffde\ufffdf\ufffdg\ufffdh\ufffdi\ufffdj\tk" in page

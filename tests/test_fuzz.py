@@ -1,7 +1,7 @@
 """Property tests: any record, mutation or front matter either builds or is a located InputError.
 
-Every generated case runs in-process through the real decoders (`load.decode_record`,
-`load.decode_doc`, `load.decode_settings`) and then `normalize`, `assemble`, `verify_site`,
+Every generated case runs in-process through the real decoders (`decode.decode_record`,
+`decode.decode_doc`, `decode.decode_settings`) and then `normalize`, `assemble`, `verify_site`,
 `render_site`, `run_checks` and the report formatters, on top of the seed project's settings,
 registry and rules (tests/fixtures/seed-site/) and the real templates and assets. A case
 passes when it builds, or when it raises `InputError` whose every problem is one line
@@ -32,7 +32,7 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from site_builder import load, render
+from site_builder import decode, load, render
 from site_builder.assemble import assemble
 from site_builder.checks import run_checks
 from site_builder.config import BuildConfig
@@ -104,17 +104,17 @@ def decode_files(
     raw_records, raw_docs, hints = [], [], set()
     for source, raw in records:
         try:
-            raw_records.append(RawRecord(source, load.decode_record(raw)))
-        except load.ReadError as error:
+            raw_records.append(RawRecord(source, decode.decode_record(raw)))
+        except decode.ReadError as error:
             problems.append(Problem(source, error.location, error.message))
-            text = raw[: load.MAX_RECORD_BYTES].decode("utf-8", errors="replace")
+            text = raw[: decode.MAX_RECORD_BYTES].decode("utf-8", errors="replace")
             if match := load._OPERATION_ID.search(text):
                 hints.add(match.group(1))
     for source, raw in docs:
         try:
-            front, body, body_line = load.decode_doc(raw)
+            front, body, body_line = decode.decode_doc(raw)
             raw_docs.append(RawDoc(source, front, body, body_line))
-        except load.ReadError as error:
+        except decode.ReadError as error:
             problems.append(Problem(source, error.location, error.message))
     return raw_records, raw_docs, problems, frozenset(hints)
 
@@ -134,8 +134,10 @@ def run_case(
         settings_doc = base.settings
         if settings_yaml is not None:
             try:
-                settings_doc = RawDoc(base.settings.source, load.decode_settings(settings_yaml), "")
-            except load.ReadError as error:
+                settings_doc = RawDoc(
+                    base.settings.source, decode.decode_settings(settings_yaml), ""
+                )
+            except decode.ReadError as error:
                 problems.append(Problem(base.settings.source, error.location, error.message))
                 settings_doc = RawDoc(base.settings.source, {}, "")
         inputs = replace(
@@ -705,7 +707,7 @@ def test_link_with_unbalanced_bracket_is_not_a_crash() -> None:
 
 
 def test_deeply_nested_front_matter_is_a_located_error() -> None:
-    # load._yaml catches yaml.YAMLError only; PyYAML's recursive composer raises
+    # decode._yaml catches yaml.YAMLError only; PyYAML's recursive composer raises
     # RecursionError on ~1,000 nested '[' (2 KB of text), which escapes load_inputs.
     doc = ("---\n" + VALID_FRONT + "tags: " + "[" * 1000 + "]" * 1000 + "\n---\n").encode()
     run_case(

@@ -105,3 +105,60 @@ def test_an_unreadable_file_is_a_located_error(
 def test_a_broken_symlink_is_a_located_error(built: Project) -> None:
     (built.root / "records" / "dangling.json").symlink_to(built.root / "records" / "gone.json")
     refuse(built, "records/dangling.json", "cannot be read")
+
+
+@pytest.mark.parametrize(
+    ("relative", "location"),
+    [
+        ("templates/assets/leak.css", "file: symlink points outside the project; refused"),
+        ("templates/leak.html", "file: symlink points outside the project; refused"),
+        ("templates/partials/leak.html", "file: symlink points outside the project; refused"),
+    ],
+)
+def test_a_symlink_under_templates_that_leaves_the_project_is_refused(
+    project: Project, tmp_path: Path, relative: str, location: str
+) -> None:
+    secret = tmp_path / "secret.txt"
+    secret.write_text("outside the project", "utf-8")
+    link = project.root / relative
+    link.parent.mkdir(parents=True, exist_ok=True)
+    link.symlink_to(secret)
+    result = project.run("--audit")
+    assert result.returncode == 1
+    assert f"{relative}: {location}" in result.stderr
+    assert "Traceback" not in result.stderr
+    result = project.run()
+    assert result.returncode == 1 and not project.out.exists()
+
+
+@pytest.mark.parametrize(
+    ("relative", "location"),
+    [
+        ("templates/tag.html", "templates/tag.html: byte 9: invalid UTF-8"),
+        ("templates/assets/style.css", "templates/assets/style.css: file: cannot be read"),
+        ("templates/base.html", "templates/base.html: file: cannot be read"),
+    ],
+)
+def test_an_unreadable_template_or_asset_is_a_located_error(
+    project: Project,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    relative: str,
+    location: str,
+) -> None:
+    target = project.root / relative
+    if location.endswith("invalid UTF-8"):
+        target.write_bytes(b"{# ok #}\n\xff\xfe" + target.read_bytes())
+    else:  # as root, chmod cannot make a file unreadable: the read itself fails
+        original = Path.read_bytes
+
+        def read_bytes(path: Path) -> bytes:
+            if path == target:
+                raise PermissionError(13, "Permission denied")
+            return original(path)
+
+        monkeypatch.setattr(Path, "read_bytes", read_bytes)
+    code = main(["--root", str(project.root), "--audit"])
+    errors = capsys.readouterr().err
+    assert code == 1, errors
+    assert location in errors and "Traceback" not in errors

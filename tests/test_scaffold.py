@@ -12,8 +12,8 @@ import pytest
 import yaml
 
 from site_builder.config import BuildConfig
+from site_builder.decode import decode_doc
 from site_builder.errors import InputError
-from site_builder.load import decode_doc
 from site_builder.models import BuildReport, Finding
 from site_builder.pipeline import build
 from site_builder.scaffold import HEADINGS, scaffold_guide
