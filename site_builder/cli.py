@@ -7,10 +7,14 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
+import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
+from types import FrameType
 
 from site_builder.claims import Verification
 from site_builder.config import BuildConfig, today_from
@@ -28,6 +32,7 @@ from site_builder.report import (
 )
 from site_builder.scaffold import scaffold_guide
 from site_builder.serve import serve
+from site_builder.workdirs import tidy
 from site_builder.workers import cores
 
 
@@ -103,6 +108,24 @@ def _jobs(text: str) -> int:
     return int(text)
 
 
+@contextmanager
+def _stopped_by_sigterm() -> Iterator[None]:
+    """Treat SIGTERM like Ctrl-C while a build runs, so a stopped build removes its work."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGTERM, _interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _interrupt(signum: int, frame: FrameType | None) -> None:
+    """Raise KeyboardInterrupt, as Ctrl-C does."""
+    raise KeyboardInterrupt
+
+
 def main(argv: Sequence[str] | None = None, default_root: Path | None = None) -> int:
     """Run the command line; return the exit code."""
     args = make_parser().parse_args(argv)
@@ -128,6 +151,8 @@ def main(argv: Sequence[str] | None = None, default_root: Path | None = None) ->
         jobs=args.jobs,
         cache=not args.no_cache,
     )
+    for line in tidy(config.out_dir):
+        print(line, file=sys.stderr)
     if args.new:
         return _new(config, args.new)
     if args.import_sitemap:
@@ -136,8 +161,13 @@ def main(argv: Sequence[str] | None = None, default_root: Path | None = None) ->
         return _serve(config, args.host, args.port)
     started = time.perf_counter()
     try:
-        with stage_display(not args.quiet and args.format == "text") as show:
+        with _stopped_by_sigterm(), stage_display(not args.quiet and args.format == "text") as show:
             report = build(config, write=not args.audit, on_stage=show)
+    except KeyboardInterrupt:
+        print(
+            "Stopped: the site was not written; the previous output is untouched.", file=sys.stderr
+        )
+        return 130
     except InputError as error:
         return _failed(problems_as_findings(error.problems), args, "input error")
     except (OutputError, BuilderError) as error:

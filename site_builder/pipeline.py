@@ -128,7 +128,7 @@ def _build(
     with ExitStack() as stack:
         with clock.stage("render"):
             pages = render_site(site, config, verifications, cache)
-        search = _start_search(stack, pages, site, indexed and not leave_out_drafts, clock)
+        search = _start_search(stack, pages, site, config, indexed and not leave_out_drafts, clock)
         if output.shown is not None and write and search is None and not leave_out_drafts:
             with clock.stage("write"):
                 _write(pages, site, config, output, cache)
@@ -144,7 +144,7 @@ def _build(
             published = site.without_drafts()
             with clock.stage("render"):
                 pages = render_site(published, config, verifications, cache)
-            search = _start_search(stack, pages, site, indexed, clock)
+            search = _start_search(stack, pages, site, config, indexed, clock)
             with clock.stage("check"):
                 seen = set(findings)
                 published_findings = check_published(published, [*pages, *promised_pages()])
@@ -193,10 +193,16 @@ def _report(
 
 
 def _start_search(
-    stack: ExitStack, pages: list[Page], site: Site, wanted: bool, clock: Stopwatch
+    stack: ExitStack,
+    pages: list[Page],
+    site: Site,
+    config: BuildConfig,
+    wanted: bool,
+    clock: Stopwatch,
 ) -> SearchIndex | None:
     """Start indexing the pages to be written, if any will be; `stack` stops it on exit."""
     if not wanted:
         return None
     with clock.stage("search index"):
-        return stack.enter_context(SearchIndex(pages, site.settings.language))
+        language = site.settings.language
+        return stack.enter_context(SearchIndex(pages, language, config.out_dir.resolve()))

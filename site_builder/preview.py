@@ -15,7 +15,6 @@ Pagefind indexes the new pages in the background and its bundle replaces the old
 from __future__ import annotations
 
 import shutil
-import tempfile
 import threading
 import time
 from collections.abc import Callable
@@ -30,10 +29,13 @@ from site_builder.errors import BuilderError, InputError, OutputError
 from site_builder.models import BuildReport
 from site_builder.pipeline import build
 from site_builder.search import BUNDLE, SearchIndex
+from site_builder.workdirs import preview_folder
 from site_builder.write import link_copy, write_tree
 
 KEEP_SITES = 2
 """Keep the previous site beside the current one, so requests in flight can finish."""
+ASSET_GRACE_SECONDS = 60.0
+"""Keep a replaced site this long, so pages of it still loading can fetch its assets."""
 
 
 @dataclass
@@ -45,6 +47,9 @@ class PreviewState:
     errors: tuple[str, ...] = ()
     warnings: tuple[str, ...] = ()
     """Unacknowledged warnings of the site being served."""
+    retired: tuple[tuple[Path, float], ...] = ()
+    """Site folders served before the current one, newest first, each with the time
+    (`time.monotonic`) it was replaced; only those replaced within ASSET_GRACE_SECONDS."""
     changed: threading.Condition = field(default_factory=threading.Condition)
 
     def publish(
@@ -58,6 +63,10 @@ class PreviewState:
         """Switch to a new site (or keep the old one with errors) and wake every waiting tab;
         without `reload`, switch to a site whose pages are the same (a new search index)."""
         with self.changed:
+            if site is not None and self.site is not None and site != self.site:
+                now = time.monotonic()
+                kept = [(path, at) for path, at in self.retired if now - at < ASSET_GRACE_SECONDS]
+                self.retired = ((self.site, now), *kept)
             if site is not None:
                 self.site = site
                 self.warnings = warnings
@@ -75,6 +84,11 @@ class PreviewState:
             self.changed.wait_for(lambda: self.version != version, timeout=timeout)
             return self.version
 
+    def recent(self) -> tuple[Path, ...]:
+        """Return the folders replaced within the last ASSET_GRACE_SECONDS, newest first."""
+        now = time.monotonic()
+        return tuple(path for path, at in self.retired if now - at < ASSET_GRACE_SECONDS)
+
 
 class Previewer:
     """Builds the project into numbered folders under one temporary directory."""
@@ -83,7 +97,7 @@ class Previewer:
         self.config = config
         self.log = log
         self.state = PreviewState()
-        self.workdir = Path(tempfile.mkdtemp(prefix="glm52-preview-"))
+        self.workdir = preview_folder()
         self.cache = BuildCache(config.cache_dir, memory=True) if config.cache_dir else None
         self._count = 0
         self._lock = threading.Lock()
@@ -134,7 +148,7 @@ class Previewer:
     def _index_later(self, site: Path, report: BuildReport) -> None:
         """Index the site's pages in the background; serve them with the new bundle after."""
         try:
-            self._indexing = SearchIndex(report.pages, report.language)
+            self._indexing = SearchIndex(report.pages, report.language, site)
         except OutputError as error:
             self.log(f"Search index not updated: {error}")
             return
@@ -188,13 +202,16 @@ class Previewer:
         shutil.rmtree(self.workdir, ignore_errors=True)
 
     def _prune(self) -> None:
-        """Delete all but the newest KEEP_SITES site folders."""
+        """Delete all but the newest KEEP_SITES site folders and those served within
+        ASSET_GRACE_SECONDS."""
         folders = sorted(
             (path for path in self.workdir.iterdir() if path.name.startswith("site-")),
             key=lambda path: int(path.name.split("-")[1]),
         )
+        keep = {self.state.site, *self.state.recent()}
         for old in folders[:-KEEP_SITES]:
-            shutil.rmtree(old, ignore_errors=True)
+            if old not in keep:
+                shutil.rmtree(old, ignore_errors=True)
 
 
 def _build_outcome(

@@ -2,7 +2,8 @@
 
 The only module that runs Pagefind (PyPI `pagefind[extended]`, whose binary ships in the
 wheel). The rendered HTML pages are written to a private temporary folder, Pagefind's command
-line indexes them, and its bundle (index shards, WebAssembly, the search UI) comes back as
+line indexes them (the folder lies beside the output, named for this process, so a run that
+was killed leaves nothing the next run does not remove), and its bundle (index shards, WebAssembly, the search UI) comes back as
 pages under /pagefind/, written atomically with the rest of the site. Pagefind reads only
 what templates mark `data-pagefind-body` (the guide article), skips `data-pagefind-ignore`
 (hashes, the contents list, charts) and takes the verdict from `data-pagefind-meta`.
@@ -10,14 +11,18 @@ what templates mark `data-pagefind-body` (the guide article), skips `data-pagefi
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
+import shutil
+import signal
 import subprocess
 import sys
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
 from site_builder.errors import OutputError
 from site_builder.models import Page
+from site_builder.workdirs import work_folder
 
 BUNDLE = "pagefind"
 UNUSED = ("pagefind-component-ui.", "pagefind-modular-ui.", "pagefind-highlight.js")
@@ -25,6 +30,10 @@ UNUSED = ("pagefind-component-ui.", "pagefind-modular-ui.", "pagefind-highlight.
 TIMEOUT_SECONDS = 600
 PROMISED = ("pagefind-entry.json", "pagefind-ui.css", "pagefind-ui.js", "pagefind.js")
 """Bundle files with fixed names: pages may link them before the indexer has finished."""
+_PR_SET_PDEATHSIG = 1
+_LIBC = (
+    ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True) if sys.platform == "linux" else None
+)
 
 
 def promised_pages() -> list[Page]:
@@ -41,13 +50,13 @@ class SearchIndex:
     its temporary folder, whatever happened in between.
     """
 
-    def __init__(self, pages: Sequence[Page], language: str) -> None:
+    def __init__(self, pages: Sequence[Page], language: str, out_dir: Path) -> None:
         try:
-            self._folder = tempfile.TemporaryDirectory(prefix="glm52-search-")
+            self._folder = work_folder(out_dir, "search")
         except OSError as error:
             raise OutputError(BUNDLE, f"search index failed: {error.strerror or error}") from None
-        self._site = Path(self._folder.name) / "site"
-        self._bundle = Path(self._folder.name) / BUNDLE
+        self._site = self._folder / "site"
+        self._bundle = self._folder / BUNDLE
         self._process: subprocess.Popen[str] | None = None
         try:
             _write_indexed(pages, self._site)
@@ -56,6 +65,7 @@ class SearchIndex:
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
                 text=True,
+                preexec_fn=_die_with_parent,
             )
         except OSError as error:
             self.close()
@@ -102,13 +112,16 @@ class SearchIndex:
         if self._process is not None and self._process.poll() is None:
             self._process.kill()
             self._process.communicate()
-        self._folder.cleanup()
+        shutil.rmtree(self._folder, ignore_errors=True)
 
 
-def search_pages(pages: Sequence[Page], language: str) -> list[Page]:
-    """Return the Pagefind bundle for the HTML pages, as pages under /pagefind/."""
-    with SearchIndex(pages, language) as index:
-        return index.pages()
+def _die_with_parent() -> None:
+    """In the child, before Pagefind starts: be killed when the thread that started it ends
+    (Linux `prctl(PR_SET_PDEATHSIG, SIGKILL)`), so a builder killed with SIGKILL leaves no
+    indexer running. Builds and the preview start indexers from threads that live as long
+    as the run."""
+    if _LIBC is not None:
+        _LIBC.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
 
 
 def _write_indexed(pages: Sequence[Page], site: Path) -> None:

@@ -1,17 +1,38 @@
-"""`python build.py --serve`: bind, build, serve, watch, and clean up on Ctrl-C."""
+"""`python build.py --serve`: bind, build, serve, watch, and clean up on Ctrl-C.
+
+What the preview answers (over the strict, bounded server of `server.py`): the files of the
+current site with the reload script, the error banner and the warnings injected into HTML
+pages; live reload by Server-Sent Events; and, for a short grace period after a rebuild, the
+fingerprinted assets of the sites it replaced, so pages still loading find their stylesheet.
+"""
 
 from __future__ import annotations
 
 import errno
+import html
+import json
+import mimetypes
 import signal
 import threading
 from collections.abc import Callable
+from http import HTTPStatus
+from pathlib import Path
 from types import FrameType
+from urllib.parse import parse_qs, urlsplit
 
 from site_builder.config import BuildConfig
 from site_builder.errors import ServeError
 from site_builder.preview import Previewer
-from site_builder.server import PreviewServer
+from site_builder.server import TYPES, PreviewServer, StrictHandler, _resolve
+
+KEEPALIVE_SECONDS = 5.0
+"""Seconds between comments on an idle live-reload stream (each finds a closed tab)."""
+LIVERELOAD_JS = b"""(() => {
+  const version = document.currentScript.dataset.version;
+  const events = new EventSource("/__livereload?version=" + encodeURIComponent(version));
+  events.addEventListener("reload", () => { events.close(); location.reload(); });
+})();
+"""
 
 
 def serve(
@@ -25,18 +46,18 @@ def serve(
     previewer = Previewer(config, log)
     try:
         try:
-            server = PreviewServer(host, port, previewer.state)
+            server = PreviewServer(host, port, previewer.state, PreviewHandler)
         except OSError as error:
             in_use = error.errno == errno.EADDRINUSE
             reason = "is already in use" if in_use else f"cannot be used: {error.strerror or error}"
             raise ServeError(f"{host}:{port} {reason}; choose another --port or --host") from None
         stop = threading.Event()
         try:
+            signal.signal(signal.SIGTERM, _interrupt)  # from the first build on
             log(f"Building into {previewer.workdir} (removed on exit)")
             previewer.rebuild()
             watcher = threading.Thread(target=previewer.watch_forever, args=(stop,), daemon=True)
             watcher.start()
-            signal.signal(signal.SIGTERM, _interrupt)
             on_ready(server.url)
             server.serve_forever(poll_interval=0.2)
         except KeyboardInterrupt:
@@ -51,3 +72,144 @@ def serve(
 def _interrupt(signum: int, frame: FrameType | None) -> None:
     """Treat SIGTERM like Ctrl-C, so a stopped preview still cleans up."""
     raise KeyboardInterrupt
+
+
+class PreviewHandler(StrictHandler):
+    """Answer one request of the preview."""
+
+    def answer(self, head: bool) -> None:
+        """Serve the live-reload stream and script, or a file of the site being shown."""
+        parts = urlsplit(self.path)
+        if parts.path == "/__livereload":
+            self._stream_events(parse_qs(parts.query).get("version", [""])[0])
+            return
+        if parts.path == "/__livereload.js":
+            self.send(HTTPStatus.OK, TYPES[".js"], LIVERELOAD_JS, head)
+            return
+        state = self.server.state
+        site, version, errors, warnings = state.site, state.version, state.errors, state.warnings
+        if site is None:
+            body = _page("Build failed", _banner(errors), version).encode()
+            self.send(HTTPStatus.SERVICE_UNAVAILABLE, TYPES[".html"], body, head)
+            return
+        target, status = _resolve(site, parts.path)
+        if status == HTTPStatus.NOT_FOUND and parts.path.startswith("/assets/"):
+            for old in state.recent():  # a page of a replaced site still loading its assets
+                target, status = _resolve(old, parts.path)
+                if target is not None:
+                    break
+        if status == HTTPStatus.MOVED_PERMANENTLY:
+            self.send_response(status)
+            query = f"?{parts.query}" if parts.query else ""
+            self.send_header("Location", f"{parts.path}/{query}")
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
+        try:
+            body = target.read_bytes() if target is not None else None
+        except OSError:  # pruned since it was resolved
+            body, status = None, HTTPStatus.NOT_FOUND
+        if target is None or body is None:
+            self._send_error_page(status, site, head)
+            return
+        kind = (
+            TYPES.get(target.suffix)
+            or mimetypes.guess_type(target.name)[0]
+            or "application/octet-stream"
+        )
+        if kind.startswith("text/html"):
+            body = _inject(body.decode("utf-8"), version, errors, warnings).encode()
+        self.send(status, kind, body, head)
+
+    def _send_error_page(self, status: HTTPStatus, site: Path, head: bool) -> None:
+        """Send the site's 404 page for a missing file, a short text for any other refusal."""
+        page = site / "404.html"
+        try:
+            body = page.read_text("utf-8") if status == HTTPStatus.NOT_FOUND else None
+        except OSError:
+            body = None
+        if body is None:
+            self.send_text(status, f"{status.value} {status.phrase}\n", head)
+            return
+        state = self.server.state
+        body = _inject(body, state.version, state.errors, state.warnings)
+        self.send(status, TYPES[".html"], body.encode(), head)
+
+    def _stream_events(self, client_version: str) -> None:
+        """Hold a Server-Sent Events stream; send `reload` whenever the site or error changes.
+
+        The tab says which version it shows; an empty one means the current one, and anything
+        that is not a number gets 400."""
+        state = self.server.state
+        if client_version and not (client_version.isascii() and client_version.isdigit()):
+            self.send_text(HTTPStatus.BAD_REQUEST, "400 Bad Request: version is not a number\n")
+            return
+        version = int(client_version) if client_version else state.version
+        self.close_connection = True
+        self.send_response(HTTPStatus.OK)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Cache-Control", "no-store")
+        self.send_header("Connection", "close")
+        self.end_headers()
+        self.wfile.write(b"retry: 1000\n\n")
+        while True:
+            current = state.wait(version, KEEPALIVE_SECONDS)
+            if current != version:
+                self.wfile.write(f"event: reload\ndata: {json.dumps(current)}\n\n".encode())
+                version = current
+            else:
+                self.wfile.write(b": keep-alive\n\n")
+
+
+def _inject(
+    page: str, version: int, errors: tuple[str, ...], warnings: tuple[str, ...] = ()
+) -> str:
+    """Add the reload script, the error banner after a failed rebuild, and the warnings."""
+    addition = (
+        _banner(errors)
+        + _warnings(warnings)
+        + f'<script src="/__livereload.js" data-version="{version}"></script>'
+    )
+    index = page.rfind("</body>")
+    return page[:index] + addition + page[index:] if index != -1 else page + addition
+
+
+def _banner(errors: tuple[str, ...]) -> str:
+    """Return the visible error banner shown while the last rebuild failed."""
+    if not errors:
+        return ""
+    items = "".join(f"<li>{html.escape(line)}</li>" for line in errors)
+    return (
+        '<div id="glm52-build-error" role="alert" style="position:fixed;z-index:2147483647;'
+        "top:0;left:0;right:0;max-height:50vh;overflow:auto;background:#7f1d1d;color:#fff;"
+        'font:14px/1.4 ui-monospace,monospace;padding:12px 16px;border-bottom:4px solid #fca5a5">'
+        "<strong>Build failed: showing the last good site.</strong>"
+        f'<ul style="margin:6px 0 0;padding-left:20px">{items}</ul></div>'
+    )
+
+
+def _warnings(warnings: tuple[str, ...]) -> str:
+    """Return the warnings of the served build: a count that opens into the list."""
+    if not warnings:
+        return ""
+    items = "".join(f"<li>{html.escape(line)}</li>" for line in warnings)
+    return (
+        '<details id="glm52-build-warnings" role="status" style="position:fixed;'
+        "z-index:2147483646;bottom:0;right:0;max-width:min(48rem,100vw);max-height:60vh;"
+        "overflow:auto;background:#fef3c7;color:#1f2937;font:14px/1.4 ui-monospace,monospace;"
+        'padding:8px 14px;border:2px solid #b45309;border-radius:6px 0 0 0">'
+        f'<summary style="cursor:pointer;font-weight:bold">{len(warnings)} warning(s) in this '
+        "build</summary>"
+        f'<ul style="margin:6px 0 0;padding-left:20px">{items}</ul>'
+        '<p style="margin:6px 0 0">Fix the input, or acknowledge a warning with a reason '
+        "(front matter <code>acknowledge:</code> or content/acknowledged.yaml).</p></details>"
+    )
+
+
+def _page(title: str, body: str, version: int) -> str:
+    """Return a minimal page for when no good build exists yet."""
+    return (
+        f"<!doctype html><html lang=en><head><meta charset=utf-8><title>{html.escape(title)}"
+        f"</title></head><body>{body}<p>Fix the error and save: this page reloads.</p>"
+        f'<script src="/__livereload.js" data-version="{version}"></script></body></html>'
+    )

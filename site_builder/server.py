@@ -1,25 +1,57 @@
-"""The preview's HTTP server: static files of the current site, live reload, error banner.
+"""The preview's HTTP/1.1 server: strict, bounded and quiet, for clients on this machine.
 
 Safe by construction: answers only requests addressed to the bound host (DNS-rebinding
-guard), serves only regular files inside the current site folder, and refuses `..`, encoded
-dots, backslashes, NUL bytes and symlinks that leave the folder with a 4xx. Threaded, with a
-deep listen backlog, so hundreds of concurrent clients are served without errors.
+guard), serves only regular files inside a site folder, and refuses `..`, encoded dots,
+backslashes, NUL bytes and symlinks that leave the folder with a 4xx.
+
+Local clients cannot stall it: one thread per connection and at most MAX_CONNECTIONS of them;
+a connection must send a whole request (head and body) within READ_TIMEOUT seconds of opening
+or of its last answer; a connection beyond the bound takes the place of the one that has waited
+longest for its request, and is refused with 503 only when every connection is being answered.
+The request line and headers are parsed strictly: malformed gets 400, a long request line 414,
+a large header block 431, and the connection is closed. No request ever prints a traceback.
 """
 
 from __future__ import annotations
 
-import html
-import json
-import mimetypes
+import contextlib
+import re
+import socket
+import sys
+import threading
+import time
 from http import HTTPStatus
+from http.client import HTTPMessage
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from urllib.parse import parse_qs, unquote, urlsplit
+from urllib.parse import unquote
 
 from site_builder.preview import PreviewState
 
 LISTEN_BACKLOG = 1024
-KEEPALIVE_SECONDS = 15.0
+"""Connections the kernel queues before the server accepts them."""
+MAX_CONNECTIONS = 256
+"""Connections served at once (one thread each); more make room or get 503."""
+READ_TIMEOUT = 10.0
+"""Seconds a connection may take to send a whole request, counted from its opening or its
+last answer (so also how long an idle keep-alive connection stays open); and the most any one
+read or write may block."""
+MAX_REQUEST_LINE = 4096
+"""Bytes of the request line (method, path and version); a longer one gets 414."""
+MAX_HEADER_BYTES = 16384
+"""Bytes of all request header lines together; more gets 431."""
+MAX_BODY_BYTES = 65536
+"""Bytes of a request body read and thrown away (the preview takes none); more gets 413."""
+LINGER_SECONDS = 1.0
+"""Seconds spent reading what a client still sends after an error answer, so that closing
+the connection does not reset it before the client reads the answer."""
+REFUSAL = (
+    b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nRetry-After: 1\r\n"
+    b"Connection: close\r\n\r\n"
+)
+TOKEN = rb"[!#$%&'*+.^_`|~0-9A-Za-z-]+"
+REQUEST_LINE = re.compile(rb"(" + TOKEN + rb") (/[\x21-\x7e]*) (HTTP/1\.[01])\r?\n")
+HEADER_LINE = re.compile(rb"(" + TOKEN + rb"):([\t\x20-\x7e\x80-\xff]*)\r?\n")
 TYPES = {
     ".html": "text/html; charset=utf-8",
     ".css": "text/css; charset=utf-8",
@@ -30,24 +62,23 @@ TYPES = {
     ".svg": "image/svg+xml",
     ".webmanifest": "application/manifest+json",
 }
-LIVERELOAD_JS = b"""(() => {
-  const version = document.currentScript.dataset.version;
-  const events = new EventSource("/__livereload?version=" + encodeURIComponent(version));
-  events.addEventListener("reload", () => { events.close(); location.reload(); });
-})();
-"""
 
 
 class PreviewServer(ThreadingHTTPServer):
-    """A threaded HTTP server bound to one host, holding the preview state."""
+    """A threaded HTTP server bound to one host, holding the preview state; bounded."""
 
     daemon_threads = True
     request_queue_size = LISTEN_BACKLOG
     allow_reuse_address = True
 
-    def __init__(self, host: str, port: int, state: PreviewState) -> None:
+    def __init__(
+        self, host: str, port: int, state: PreviewState, handler: type[StrictHandler]
+    ) -> None:
         self.state = state
-        super().__init__((host, port), PreviewHandler)
+        self._lock = threading.Lock()
+        self._open: dict[socket.socket, float | None] = {}
+        """Each open connection: since when it waits for a request, or None while answered."""
+        super().__init__((host, port), handler)
         self.host = host
         self.allowed_hosts = _allowed_hosts(host, self.server_address[1])
 
@@ -56,6 +87,59 @@ class PreviewServer(ThreadingHTTPServer):
         """The address to open in a browser."""
         host = f"[{self.host}]" if ":" in self.host else self.host
         return f"http://{host}:{self.server_address[1]}/"
+
+    def process_request(self, request: socket.socket, client_address: object) -> None:
+        """Serve the connection in a thread; beyond the bound, make room or refuse it (503)."""
+        with self._lock:
+            if len(self._open) >= MAX_CONNECTIONS:
+                waiting = {key: since for key, since in self._open.items() if since is not None}
+                if waiting:
+                    oldest = min(waiting, key=waiting.__getitem__)
+                    del self._open[oldest]
+                    _hang_up(oldest)
+            refused = len(self._open) >= MAX_CONNECTIONS
+            if not refused:
+                self._open[request] = time.monotonic()
+        if refused:
+            with contextlib.suppress(OSError):
+                request.sendall(REFUSAL)
+            self.shutdown_request(request)
+            return
+        super().process_request(request, client_address)
+
+    def mark(self, connection: socket.socket, waiting: bool) -> None:
+        """Record that a connection waits for a request (from now) or is being answered."""
+        with self._lock:
+            if connection in self._open:
+                self._open[connection] = time.monotonic() if waiting else None
+
+    def service_actions(self) -> None:
+        """Hang up on connections that did not send a whole request within READ_TIMEOUT."""
+        late = time.monotonic() - READ_TIMEOUT
+        with self._lock:
+            for key in [
+                key for key, since in self._open.items() if since is not None and since < late
+            ]:
+                del self._open[key]
+                _hang_up(key)
+
+    def shutdown_request(self, request: socket.socket) -> None:
+        """Forget the connection and close it."""
+        with self._lock:
+            self._open.pop(request, None)
+        super().shutdown_request(request)
+
+    def handle_error(self, request: object, client_address: object) -> None:
+        """Report a failed request in one line; a client hanging up is not worth one."""
+        error = sys.exc_info()[1]
+        if not isinstance(error, OSError):
+            sys.stderr.write(f"Preview request failed: {type(error).__name__}: {error}\n")
+
+
+def _hang_up(connection: socket.socket) -> None:
+    """Wake the connection's thread from its read with end of input; it closes the socket."""
+    with contextlib.suppress(OSError):
+        connection.shutdown(socket.SHUT_RDWR)
 
 
 def _allowed_hosts(host: str, port: int) -> frozenset[str]:
@@ -66,110 +150,126 @@ def _allowed_hosts(host: str, port: int) -> frozenset[str]:
     return frozenset({f"{name}:{port}" for name in names} | names)
 
 
-class PreviewHandler(BaseHTTPRequestHandler):
-    """Serve one request of the preview."""
+class StrictHandler(BaseHTTPRequestHandler):
+    """Read each request strictly and within the limits; `answer` serves a GET or HEAD."""
 
     server: PreviewServer
     protocol_version = "HTTP/1.1"
     server_version = "glm52-preview"
     sys_version = ""
+    timeout = READ_TIMEOUT
 
-    def do_GET(self) -> None:
-        self._respond(head=False)
+    def answer(self, head: bool) -> None:
+        """Answer the GET (or HEAD) request for `self.path` from an allowed Host."""
+        raise NotImplementedError
 
-    def do_HEAD(self) -> None:
-        self._respond(head=True)
+    def handle_one_request(self) -> None:
+        """Read one request and answer it; on anything malformed answer 4xx and close."""
+        self.command, self.request_version, self.requestline = "", "HTTP/1.1", ""
+        self.close_connection = True
+        self.server.mark(self.connection, waiting=True)
+        try:
+            status = self._read_request()
+            self.server.mark(self.connection, waiting=False)
+            if status is None:
+                return
+            if status != HTTPStatus.OK:
+                self.send_error(status)
+                self._linger()
+            elif self.command not in {"GET", "HEAD"}:
+                self.send_error(HTTPStatus.NOT_IMPLEMENTED)
+            elif self.headers.get("Host", "").lower() not in self.server.allowed_hosts:
+                self.send_text(HTTPStatus.FORBIDDEN, "Forbidden: unexpected Host header\n")
+            else:
+                self.answer(head=self.command == "HEAD")
+            self.wfile.flush()
+        except OSError:
+            self.close_connection = True
+
+    def _read_request(self) -> HTTPStatus | None:
+        """Read the request line, headers and body; return OK, an error, or None if gone."""
+        line = self.rfile.readline(MAX_REQUEST_LINE + 1)
+        if line in {b"\r\n", b"\n"}:
+            line = self.rfile.readline(MAX_REQUEST_LINE + 1)
+        if len(line) > MAX_REQUEST_LINE:
+            return HTTPStatus.REQUEST_URI_TOO_LONG
+        if not line.endswith(b"\n"):
+            return None
+        self.requestline = line.rstrip(b"\r\n").decode("latin-1")
+        request = REQUEST_LINE.fullmatch(line)
+        if request is None:
+            return HTTPStatus.BAD_REQUEST
+        self.command, self.path, self.request_version = (
+            part.decode("ascii") for part in request.groups()
+        )
+        self.headers = headers = HTTPMessage()
+        size = 0
+        while True:
+            field = self.rfile.readline(MAX_HEADER_BYTES + 1 - size)
+            size += len(field)
+            if size > MAX_HEADER_BYTES:
+                return HTTPStatus.REQUEST_HEADER_FIELDS_TOO_LARGE
+            if not field.endswith(b"\n"):
+                return None
+            if field in {b"\r\n", b"\n"}:
+                break
+            parsed = HEADER_LINE.fullmatch(field)
+            if parsed is None:
+                return HTTPStatus.BAD_REQUEST
+            headers[parsed[1].decode()] = parsed[2].strip(b" \t").decode("latin-1")
+        tokens = {token.strip().lower() for token in headers.get("Connection", "").split(",")}
+        self.close_connection = "close" in tokens or self.request_version == "HTTP/1.0"
+        return self._read_body(headers)
+
+    def _read_body(self, headers: HTTPMessage) -> HTTPStatus | None:
+        """Read and drop a Content-Length body, so that it is never taken for a request."""
+        lengths = set(headers.get_all("Content-Length", []))
+        if len(headers.get_all("Host", [])) > 1 or "Transfer-Encoding" in headers:
+            return HTTPStatus.BAD_REQUEST
+        if not lengths:
+            return HTTPStatus.OK
+        length = lengths.pop()
+        if lengths or not (length.isascii() and length.isdigit()):
+            return HTTPStatus.BAD_REQUEST
+        if int(length) > MAX_BODY_BYTES:
+            return HTTPStatus.REQUEST_ENTITY_TOO_LARGE
+        return HTTPStatus.OK if len(self.rfile.read(int(length))) == int(length) else None
+
+    def _linger(self) -> None:
+        """Half-close after an error and read what the client still sends, for a while."""
+        self.close_connection = True
+        try:
+            self.wfile.flush()
+            self.connection.shutdown(socket.SHUT_WR)
+            deadline = time.monotonic() + LINGER_SECONDS
+            while (left := deadline - time.monotonic()) > 0:
+                self.connection.settimeout(left)
+                if not self.connection.recv(65536):
+                    return
+        except OSError:
+            return
 
     def log_message(self, format: str, *args: object) -> None:
         """Stay quiet: the CLI prints rebuilds, not every request."""
 
-    def _respond(self, head: bool) -> None:
-        if self.headers.get("Host", "").lower() not in self.server.allowed_hosts:
-            self._send_text(HTTPStatus.FORBIDDEN, "Forbidden: unexpected Host header\n", head)
-            return
-        parts = urlsplit(self.path)
-        if parts.path == "/__livereload":
-            self._stream_events(parse_qs(parts.query).get("version", [""])[0])
-            return
-        if parts.path == "/__livereload.js":
-            self._send(HTTPStatus.OK, TYPES[".js"], LIVERELOAD_JS, head, cache=False)
-            return
-        state = self.server.state
-        site, version, errors, warnings = state.site, state.version, state.errors, state.warnings
-        if site is None:
-            body = _page("Build failed", _banner(errors), version).encode()
-            self._send(HTTPStatus.SERVICE_UNAVAILABLE, TYPES[".html"], body, head)
-            return
-        target, status = _resolve(site, parts.path)
-        if status == HTTPStatus.MOVED_PERMANENTLY:
-            self.send_response(status)
-            self.send_header(
-                "Location", parts.path + "/" + (f"?{parts.query}" if parts.query else "")
-            )
-            self.send_header("Content-Length", "0")
-            self.end_headers()
-            return
-        if target is None:
-            if status != HTTPStatus.NOT_FOUND:
-                self._send_text(status, f"{status.value} {status.phrase}\n", head)
-                return
-            target = site / "404.html"
-            if not target.is_file():
-                self._send_text(status, "404 Not Found\n", head)
-                return
-        body = target.read_bytes()
-        kind = (
-            TYPES.get(target.suffix)
-            or mimetypes.guess_type(target.name)[0]
-            or "application/octet-stream"
-        )
-        if kind.startswith("text/html"):
-            body = _inject(body.decode("utf-8"), version, errors, warnings).encode()
-        self._send(status, kind, body, head)
-
-    def _send(
-        self, status: HTTPStatus, kind: str, body: bytes, head: bool, cache: bool = False
-    ) -> None:
+    def send(self, status: HTTPStatus, kind: str, body: bytes, head: bool) -> None:
+        """Send a complete answer that is never cached."""
         self.send_response(status)
         self.send_header("Content-Type", kind)
         self.send_header("Content-Length", str(len(body)))
-        self.send_header("Cache-Control", "no-store" if not cache else "max-age=3600")
+        self.send_header("Cache-Control", "no-store")
         self.send_header("X-Content-Type-Options", "nosniff")
         self.end_headers()
         if not head:
             self.wfile.write(body)
 
-    def _send_text(self, status: HTTPStatus, text: str, head: bool) -> None:
-        self._send(status, TYPES[".txt"], text.encode(), head)
-
-    def _stream_events(self, client_version: str) -> None:
-        """Hold a Server-Sent Events stream; send `reload` whenever the site or error changes."""
-        self.close_connection = True
-        self.send_response(HTTPStatus.OK)
-        self.send_header("Content-Type", "text/event-stream")
-        self.send_header("Cache-Control", "no-store")
-        self.send_header("Connection", "close")
-        self.end_headers()
-        state = self.server.state
-        version = int(client_version) if client_version.isdigit() else state.version
-        try:
-            self.wfile.write(b"retry: 1000\n\n")
-            self.wfile.flush()
-            while True:
-                current = state.wait(version, KEEPALIVE_SECONDS)
-                if current != version:
-                    self.wfile.write(f"event: reload\ndata: {json.dumps(current)}\n\n".encode())
-                    self.wfile.flush()
-                    version = current
-                else:
-                    self.wfile.write(b": keep-alive\n\n")
-                    self.wfile.flush()
-        except (TimeoutError, BrokenPipeError, ConnectionResetError, OSError):
-            return
+    def send_text(self, status: HTTPStatus, text: str, head: bool = False) -> None:
+        """Send a short plain-text answer."""
+        self.send(status, TYPES[".txt"], text.encode(), head)
 
 
 def _resolve(site: Path, raw_path: str) -> tuple[Path | None, HTTPStatus]:
-    """Map a request path to a file inside `site`, or say why not (403, 404, 301)."""
+    """Map a request path to a file inside `site`, or say why not (400, 403, 404, 301)."""
     try:
         path = unquote(raw_path, errors="strict")
     except UnicodeDecodeError:
@@ -187,64 +287,13 @@ def _resolve(site: Path, raw_path: str) -> tuple[Path | None, HTTPStatus]:
         return None, HTTPStatus.FORBIDDEN
     if not resolved.is_relative_to(root):
         return None, HTTPStatus.FORBIDDEN
-    if resolved.is_dir():
-        if not path.endswith("/"):
-            return None, HTTPStatus.MOVED_PERMANENTLY
-        resolved = resolved / "index.html"
-    if not resolved.is_file():
-        return None, HTTPStatus.NOT_FOUND
-    return resolved, HTTPStatus.OK
-
-
-def _inject(
-    page: str, version: int, errors: tuple[str, ...], warnings: tuple[str, ...] = ()
-) -> str:
-    """Add the reload script, the error banner after a failed rebuild, and the warnings."""
-    addition = (
-        _banner(errors)
-        + _warnings(warnings)
-        + f'<script src="/__livereload.js" data-version="{version}"></script>'
-    )
-    index = page.rfind("</body>")
-    return page[:index] + addition + page[index:] if index != -1 else page + addition
-
-
-def _banner(errors: tuple[str, ...]) -> str:
-    """Return the visible error banner shown while the last rebuild failed."""
-    if not errors:
-        return ""
-    items = "".join(f"<li>{html.escape(line)}</li>" for line in errors)
-    return (
-        '<div id="glm52-build-error" role="alert" style="position:fixed;z-index:2147483647;'
-        "top:0;left:0;right:0;max-height:50vh;overflow:auto;background:#7f1d1d;color:#fff;"
-        'font:14px/1.4 ui-monospace,monospace;padding:12px 16px;border-bottom:4px solid #fca5a5">'
-        "<strong>Build failed: showing the last good site.</strong>"
-        f'<ul style="margin:6px 0 0;padding-left:20px">{items}</ul></div>'
-    )
-
-
-def _warnings(warnings: tuple[str, ...]) -> str:
-    """Return the warnings of the served build: a count that opens into the list."""
-    if not warnings:
-        return ""
-    items = "".join(f"<li>{html.escape(line)}</li>" for line in warnings)
-    return (
-        '<details id="glm52-build-warnings" role="status" style="position:fixed;'
-        "z-index:2147483646;bottom:0;right:0;max-width:min(48rem,100vw);max-height:60vh;"
-        "overflow:auto;background:#fef3c7;color:#1f2937;font:14px/1.4 ui-monospace,monospace;"
-        'padding:8px 14px;border:2px solid #b45309;border-radius:6px 0 0 0">'
-        f'<summary style="cursor:pointer;font-weight:bold">{len(warnings)} warning(s) in this '
-        "build</summary>"
-        f'<ul style="margin:6px 0 0;padding-left:20px">{items}</ul>'
-        '<p style="margin:6px 0 0">Fix the input, or acknowledge a warning with a reason '
-        "(front matter <code>acknowledge:</code> or content/acknowledged.yaml).</p></details>"
-    )
-
-
-def _page(title: str, body: str, version: int) -> str:
-    """Return a minimal page for when no good build exists yet."""
-    return (
-        f"<!doctype html><html lang=en><head><meta charset=utf-8><title>{html.escape(title)}"
-        f"</title></head><body>{body}<p>Fix the error and save: this page reloads.</p>"
-        f'<script src="/__livereload.js" data-version="{version}"></script></body></html>'
-    )
+    try:
+        if resolved.is_dir():
+            if not path.endswith("/"):
+                return None, HTTPStatus.MOVED_PERMANENTLY
+            resolved = resolved / "index.html"
+        if resolved.is_file():
+            return resolved, HTTPStatus.OK
+    except OSError:  # a name too long for the file system, say: no such file
+        pass
+    return None, HTTPStatus.NOT_FOUND

@@ -1,6 +1,7 @@
 """Write the site atomically: into a fresh staging folder, then swap it into place.
 
-A failed build, or one interrupted before the swap, leaves the previous output untouched.
+A failed build, or one interrupted before the swap, leaves the previous output untouched; one
+killed between the swap's two renames is repaired by the next run (`workdirs.tidy`).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from pathlib import Path
 
 from site_builder.errors import OutputError
 from site_builder.models import Page
+from site_builder.workdirs import work_folder
 
 
 def write_site(
@@ -30,7 +32,7 @@ def write_site(
     _refuse_input_folder(out_dir, inputs)
     try:
         out_dir.parent.mkdir(parents=True, exist_ok=True)
-        staging = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.staging-", dir=out_dir.parent))
+        staging = work_folder(out_dir, "staging")
     except OSError as error:
         message = f"cannot create the staging folder: {error.strerror or error}"
         raise OutputError(out_dir.parent, message) from None
@@ -92,7 +94,7 @@ def _swap(staging: Path, out_dir: Path) -> None:
     if not out_dir.exists():
         staging.rename(out_dir)
         return
-    old = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.old-", dir=out_dir.parent))
+    old = work_folder(out_dir, "old")
     old.rmdir()
     with _signals_deferred():
         out_dir.rename(old)

@@ -685,8 +685,8 @@ def test_ctrl_c_while_writing_keeps_the_previous_site(
     built: Project, after: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     before = tree_digest(built.out)
-    with pytest.raises(KeyboardInterrupt):
-        run_in_process(built, monkeypatch, "write_bytes", after + 1, KeyboardInterrupt())
+    code, _ = run_in_process(built, monkeypatch, "write_bytes", after + 1, KeyboardInterrupt())
+    assert code == 130  # Stopped: the site was not written
     assert tree_digest(built.out) == before
     assert leftovers(built.root) == []
 
@@ -696,8 +696,8 @@ def test_ctrl_c_before_the_swap_keeps_the_previous_site(
     built: Project, target: str, nth: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     before = tree_digest(built.out)
-    with pytest.raises(KeyboardInterrupt):
-        run_in_process(built, monkeypatch, target, nth, KeyboardInterrupt())
+    code, _ = run_in_process(built, monkeypatch, target, nth, KeyboardInterrupt())
+    assert code == 130  # Stopped: the site was not written
     assert tree_digest(built.out) == before
     assert leftovers(built.root) == []
 
@@ -706,8 +706,8 @@ def test_ctrl_c_as_the_old_site_is_moved_aside_keeps_it(
     built: Project, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     before = tree_digest(built.out)
-    with pytest.raises(KeyboardInterrupt):
-        run_in_process(built, monkeypatch, "rename", 1, KeyboardInterrupt())
+    code, _ = run_in_process(built, monkeypatch, "rename", 1, KeyboardInterrupt())
+    assert code == 130  # Stopped: the site was not written
     assert tree_digest(built.out) == before
     assert leftovers(built.root) == []
 
@@ -719,8 +719,8 @@ def test_ctrl_c_between_the_two_renames_of_the_swap_keeps_a_site(
     # old site only on OSError; on KeyboardInterrupt write_site deletes the staging folder
     # and re-raises, so neither site is at _site/ and the old one is left in .old-*.
     before = tree_digest(built.out)
-    with pytest.raises(KeyboardInterrupt):
-        run_in_process(built, monkeypatch, "rename", 2, KeyboardInterrupt())
+    code, _ = run_in_process(built, monkeypatch, "rename", 2, KeyboardInterrupt())
+    assert code == 130  # Stopped: the site was not written
     assert built.out.is_dir(), f"_site/ is gone; left beside it: {leftovers(built.root)}"
     assert tree_digest(built.out) == before
     assert leftovers(built.root) == []

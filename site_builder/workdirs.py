@@ -1,0 +1,76 @@
+"""Temporary work beside the output folder, owned by one process, and its repair.
+
+Every folder a run makes next to the output (`.<out>.staging-<pid>-*` while writing,
+`.<out>.old-<pid>-*` during the swap, `.<out>.search-<pid>-*` while Pagefind indexes) carries
+its owner's process id. A run that was killed leaves them behind; the next run of any command
+removes those whose owner is gone, and if the kill fell between the two renames of the swap
+(no output folder, an `old` one beside it) it puts the previous site back first. The
+preview's folder in the system's temporary directory is named the same way.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import tempfile
+from pathlib import Path
+
+KINDS = ("staging", "old", "search")
+PREVIEW_PREFIX = "glm52-preview-"
+
+
+def work_folder(out_dir: Path, kind: str) -> Path:
+    """Make an empty folder beside `out_dir` for this process's `kind` of work."""
+    assert kind in KINDS
+    if not out_dir.parent.is_dir():
+        out_dir.parent.mkdir(parents=True)
+    prefix = f".{out_dir.name}.{kind}-{os.getpid()}-"
+    return Path(tempfile.mkdtemp(prefix=prefix, dir=out_dir.parent))
+
+
+def tidy(out_dir: Path) -> list[str]:
+    """Repair an interrupted swap and remove the work folders of runs that died; return what
+    was done, one line each (for the terminal)."""
+    parent = out_dir.parent
+    if not parent.is_dir():
+        return []
+    pattern = re.compile(rf"\.{re.escape(out_dir.name)}\.({'|'.join(KINDS)})-(\d+)-")
+    left: dict[str, list[Path]] = {kind: [] for kind in KINDS}
+    for entry in parent.iterdir():
+        found = pattern.match(entry.name)
+        if found and entry.is_dir() and not entry.is_symlink() and not _alive(int(found[2])):
+            left[found[1]].append(entry)
+    done = []
+    olds = sorted(left["old"], key=lambda path: path.stat().st_mtime)
+    if olds and not out_dir.exists():
+        olds.pop().rename(out_dir)
+        done.append(f"Restored {out_dir}: a run stopped between the two renames of its swap")
+    for path in [*left["staging"], *left["search"], *olds]:
+        shutil.rmtree(path, ignore_errors=True)
+        done.append(f"Removed {path.name}, left by a run that was stopped")
+    return done
+
+
+def preview_folder() -> Path:
+    """Make the preview's folder in the system's temporary directory, first removing those of
+    previews that were killed (`glm52-preview-<pid>-*` whose process is gone)."""
+    temp = Path(tempfile.gettempdir())
+    for entry in temp.glob(f"{PREVIEW_PREFIX}*"):
+        found = re.match(rf"{PREVIEW_PREFIX}(\d+)-", entry.name)
+        if found and entry.is_dir() and not entry.is_symlink() and not _alive(int(found[1])):
+            shutil.rmtree(entry, ignore_errors=True)
+    return Path(tempfile.mkdtemp(prefix=f"{PREVIEW_PREFIX}{os.getpid()}-"))
+
+
+def _alive(pid: int) -> bool:
+    """Whether a process with this id exists (one of another user's counts as alive)."""
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

@@ -1,0 +1,179 @@
+"""A killed run leaves nothing for good: no missing site, no temporary folders, no indexer.
+
+Every build runs as a real `build.py` process on a fixture project and is stopped with real
+signals; a kill between the two renames of the swap is injected in a real process.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ROOT, Project, tree_digest
+from tests.preview_helpers import start_preview
+
+KILL_BETWEEN_RENAMES = """
+import os, signal, sys
+from pathlib import Path
+from site_builder.models import Page
+from site_builder import write
+
+renames = []
+original = Path.rename
+
+def rename(self, target):
+    renames.append(self)
+    if len(renames) == 2:  # the old site is out of the way; the new one not yet in
+        os.kill(os.getpid(), signal.SIGKILL)
+    return original(self, target)
+
+Path.rename = rename
+write.write_site([Page("index.html", b"new")], Path(sys.argv[1]))
+"""
+
+
+def leftovers(project: Project) -> list[str]:
+    """Work folders beside the output folder."""
+    return sorted(p.name for p in project.out.parent.iterdir() if p.name.startswith("._site."))
+
+
+def indexers_of(pid: int) -> list[int]:
+    """Pagefind processes whose parent is `pid`."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            stat = (entry / "stat").read_text()
+            command = (entry / "cmdline").read_bytes()
+        except (OSError, ValueError):
+            continue
+        parent = int(stat.rsplit(")", 1)[1].split()[1])
+        if parent == pid and b"pagefind" in command:
+            found.append(int(entry.name))
+    return found
+
+
+def alive(pid: int) -> bool:
+    """Whether the process exists and is not a zombie."""
+    try:
+        return (Path("/proc") / str(pid) / "stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def test_a_kill_between_the_two_renames_of_the_swap_is_repaired_by_the_next_run(
+    project: Project,
+) -> None:
+    assert project.run().returncode == 0
+    before = tree_digest(project.out)
+    killed = subprocess.run(
+        [sys.executable, "-c", KILL_BETWEEN_RENAMES, str(project.out)],
+        cwd=ROOT,
+        capture_output=True,
+        check=False,
+    )
+    assert killed.returncode == -signal.SIGKILL
+    assert not project.out.exists()  # the gap the kill left: no site at all
+    assert any(".old-" in name for name in leftovers(project))
+    audit = project.run("--audit")
+    assert f"Restored {project.out}" in audit.stderr
+    assert tree_digest(project.out) == before
+    assert leftovers(project) == []
+
+
+@pytest.mark.parametrize("delay", [0.4, 0.9, 1.5, 2.2])
+def test_a_build_stopped_with_sigterm_removes_its_work(project: Project, delay: float) -> None:
+    assert project.run().returncode == 0
+    before = tree_digest(project.out)
+    temporary = set(Path(tempfile.gettempdir()).glob("glm52-search-*"))
+    (project.root / "content" / "site.yaml").write_text(
+        (project.root / "content" / "site.yaml").read_text("utf-8") + "\n", "utf-8"
+    )
+    build = subprocess.Popen(
+        [sys.executable, str(project.root / "build.py"), "--no-cache"],
+        cwd=project.root,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    time.sleep(delay)
+    build.send_signal(signal.SIGTERM)
+    _, stderr = build.communicate(timeout=60)
+    assert "Traceback" not in stderr
+    assert leftovers(project) == []
+    assert set(Path(tempfile.gettempdir()).glob("glm52-search-*")) <= temporary
+    if build.returncode != 0:  # stopped before the swap: the previous site stands
+        # (killed outright while Python still imported the builder, before any work began)
+        assert build.returncode == -signal.SIGTERM or (
+            build.returncode == 130 and "Stopped: the site was not written" in stderr
+        )
+        assert tree_digest(project.out) == before
+
+
+def test_a_build_killed_with_sigkill_takes_its_indexer_with_it_and_the_next_run_tidies(
+    project: Project,
+) -> None:
+    build = subprocess.Popen(
+        [sys.executable, str(project.root / "build.py"), "--no-cache"],
+        cwd=project.root,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    deadline = time.monotonic() + 60
+    while not (indexers := indexers_of(build.pid)):
+        assert build.poll() is None, "the build ended before its indexer was seen"
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+    build.kill()
+    build.wait()
+    deadline = time.monotonic() + 5
+    while any(alive(pid) for pid in indexers):
+        assert time.monotonic() < deadline, "Pagefind outlived the builder"
+        time.sleep(0.05)
+    assert any(".search-" in name for name in leftovers(project))
+    assert project.run("--audit").returncode == 0
+    assert leftovers(project) == []
+
+
+def test_work_of_a_live_run_is_left_alone(project: Project) -> None:
+    mine = project.out.parent / f"._site.staging-{os.getppid()}-abc"
+    mine.mkdir()
+    assert project.run("--audit").returncode == 0
+    assert mine.is_dir()
+
+
+def test_a_preview_stopped_with_sigterm_while_indexing_leaves_nothing(project: Project) -> None:
+    preview = start_preview(project.root)
+    try:
+        preview.wait_for_rebuilds(1, timeout=60)
+        prose = next((project.root / "content").glob("glm-5-2-*.md"))
+        prose.write_text(prose.read_text("utf-8") + "\nOne more line.\n", "utf-8")
+        preview.wait_for_rebuilds(2, timeout=60)
+        indexers = indexers_of(preview.process.pid)  # Pagefind, in the background
+        preview.process.send_signal(signal.SIGTERM)
+        preview.process.wait(timeout=30)
+    finally:
+        preview.stop()
+    assert not preview.workdir.exists()
+    assert not any(alive(pid) for pid in indexers)
+    assert "Traceback" not in "".join(preview.stderr)
+
+
+def test_the_folder_of_a_killed_preview_is_removed_by_the_next_one(project: Project) -> None:
+    first = start_preview(project.root)
+    first.wait_for_rebuilds(1, timeout=60)
+    first.process.kill()
+    first.process.wait()
+    assert first.workdir.is_dir()  # SIGKILL: nothing could clean up
+    second = start_preview(project.root)
+    try:
+        assert not first.workdir.exists()
+        assert second.workdir.is_dir()
+    finally:
+        second.stop()
