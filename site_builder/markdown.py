@@ -26,7 +26,8 @@ from site_builder.models import ProseLink
 
 _SCHEME = re.compile(r"^([a-z][a-z0-9+.\-]*):", re.IGNORECASE)
 _WEB_SCHEMES = ("http", "https")
-_RAW_LINK = re.compile(r"!?\[[^\]\n]*\]\([^)\n]*\)?")
+_RAW_LINK = re.compile(r"!?\[[^[\]\n]*\]\([^)\n]*\)?")
+"""Link Markdown left as text. Its text holds no `[`, so a run of them is scanned once."""
 _ANCHORED_LEVELS = ("h2", "h3", "h4")
 
 

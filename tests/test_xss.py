@@ -31,6 +31,7 @@ import pytest
 import yaml
 from bs4 import BeautifulSoup, Tag
 
+from site_builder.render import CONTROLS
 from tests.conftest import FIXTURES, Project, soup
 
 PAYLOAD_FILE = FIXTURES / "xss" / "payloads.txt"
@@ -425,14 +426,15 @@ def built_pages(out: Path) -> dict[str, BeautifulSoup]:
 
 
 def as_read(text: str) -> str:
-    """Return text as an HTML reader gets it: CR LF and lone CR become LF (the input stream's
-    newline normalisation, which reading the file as text also does)."""
-    return text.replace("\r\n", "\n").replace("\r", "\n")
+    """Return text as an HTML reader gets it: control characters published as U+FFFD, and CR
+    LF and lone CR as LF (the input stream's newline normalisation, which reading the file as
+    text also does)."""
+    return CONTROLS.sub("\ufffd", text).replace("\r\n", "\n").replace("\r", "\n")
 
 
 def markdown_text(payload: str) -> str:
-    """Return a payload as Markdown keeps it in code: line endings normalised, NUL replaced."""
-    return as_read(payload).replace("\x00", "\ufffd")
+    """Return a payload as Markdown keeps it in code: as published (`as_read`)."""
+    return as_read(payload)
 
 
 def texts(scope: Tag | None, name: str, class_: str | None = None) -> list[str]:
@@ -682,7 +684,8 @@ def test_payload_urls_fail_verification_or_are_plain_links(
         assert_inert(page, where)
     page = pages[f"guides/{tag}/index.html"]
     links = [(a["href"], a.get_text()) for a in page.select("table.sources-table a.url")]
-    assert links == [(receipt["url"], receipt["url"]) for receipt in record["sourceReceipts"]]
+    published = [CONTROLS.sub("\ufffd", receipt["url"]) for receipt in record["sourceReceipts"]]
+    assert links == [(url, url) for url in published]
 
 
 REPORT_LINES = (
