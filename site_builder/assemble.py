@@ -75,6 +75,7 @@ def assemble(normalized: Normalized, today: date = date.max, *, production: bool
         acknowledged=normalized.acknowledged,
         production=production,
         vocabulary=normalized.vocabulary,
+        images={image.source: image for image in normalized.images},
     )
 
 

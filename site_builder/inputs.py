@@ -36,6 +36,16 @@ class Asset:
 
 
 @dataclass(frozen=True)
+class RawImage:
+    """An image file under content/ (or a symbolic link there): its bytes, or why not read."""
+
+    source: str
+    content: bytes = b""
+    refused: str = ""
+    """Why it was not read (a symbolic link, too large); "" when it was."""
+
+
+@dataclass(frozen=True)
 class Inputs:
     """Everything a build reads, plus the problems met while reading it."""
 
@@ -51,6 +61,8 @@ class Inputs:
     """content/acknowledged.yaml, the site's accepted warnings."""
     vocabulary: RawDoc | None = None
     """content/vocabulary.yaml, the names records use."""
+    images: tuple[RawImage, ...] = ()
+    """Image files under content/, for the prose to show."""
     problems: tuple[Problem, ...] = ()
     unreadable_ids: frozenset[str] = frozenset()
     """operationIds seen in record files that could not be decoded."""

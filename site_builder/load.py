@@ -24,7 +24,8 @@ from site_builder.decode import (
     static_file,
 )
 from site_builder.errors import Problem
-from site_builder.inputs import Asset, Inputs, RawDoc, RawRecord
+from site_builder.images import FORMATS, MAX_IMAGE_BYTES
+from site_builder.inputs import Asset, Inputs, RawDoc, RawImage, RawRecord
 
 REGISTRY_NAME = "registry.json"
 RULES_NAME = "rules.yaml"
@@ -100,9 +101,33 @@ def load_inputs(config: BuildConfig, cache: BuildCache | None = None) -> Inputs:
         static=tuple(static),
         acknowledged=acknowledged,
         vocabulary=vocabulary,
+        images=tuple(_images(config)),
         problems=tuple(problems),
         unreadable_ids=unreadable_ids,
     )
+
+
+def _images(config: BuildConfig) -> Iterator[RawImage]:
+    """Read every image file under content/; a symbolic link (to a file or a folder) or a file
+    over the size limit is listed with why it is not read, for the prose naming it to say."""
+    for path in sorted(config.content_dir.rglob("*")):
+        source = relative_path(path, config.root)
+        is_image = path.suffix.lower().removeprefix(".") in FORMATS
+        try:
+            if path.is_symlink():
+                if is_image or path.is_dir():
+                    yield RawImage(source, refused="is a symbolic link; put the file itself there")
+            elif is_image and path.is_file():
+                size = path.stat().st_size
+                data = path.read_bytes() if size <= MAX_IMAGE_BYTES else b""
+                size = max(size, len(data))
+                if size > MAX_IMAGE_BYTES:
+                    limit = f"{MAX_IMAGE_BYTES:,} ({MAX_IMAGE_BYTES >> 20} MiB)"
+                    yield RawImage(source, refused=f"is {size:,} bytes; the limit is {limit}")
+                else:
+                    yield RawImage(source, data)
+        except OSError as error:
+            yield RawImage(source, refused=f"cannot be read: {error.strerror or error}")
 
 
 def _yaml_file(config: BuildConfig, name: str, problems: list[Problem]) -> RawDoc | None:

@@ -20,15 +20,21 @@ from markdown_it import MarkdownIt
 from markdown_it.common.normalize_url import normalizeLink
 from markdown_it.token import Token
 from mdit_py_plugins.anchors.index import slugify
+from mdit_py_plugins.container import container_plugin
+from mdit_py_plugins.footnote import footnote_plugin
 
+from site_builder.code_blocks import install_code_blocks
 from site_builder.ids import PageIds
+from site_builder.images import ContentImage
 from site_builder.models import ProseLink
+from site_builder.prose_blocks import claim_prose_ids, install_prose_blocks, prose_block_problems
 
 _SCHEME = re.compile(r"^([a-z][a-z0-9+.\-]*):", re.IGNORECASE)
 _WEB_SCHEMES = ("http", "https")
 _RAW_LINK = re.compile(r"!?\[[^[\]\n]*\]\([^)\n]*\)?")
 """Link Markdown left as text. Its text holds no `[`, so a run of them is scanned once."""
 _ANCHORED_LEVELS = ("h2", "h3", "h4")
+_NO_ALT = "cannot be shown: an image needs alt text saying what it shows, ![a chart of ...](file)"
 
 
 @dataclass(frozen=True)
@@ -109,6 +115,8 @@ def make_markdown() -> MarkdownIt:
     # Every target reaches the token stream as typed; `_links` publishes or refuses each one.
     md.validateLink = lambda url: True  # type: ignore[method-assign]
     md.normalizeLink = lambda url: url  # type: ignore[method-assign]
+    install_code_blocks(md)
+    install_prose_blocks(md, container_plugin, footnote_plugin)
     return md
 
 
@@ -119,12 +127,15 @@ def render_markdown(
     *,
     page_path: str = "/",
     first_line: int = 1,
+    resolve_image: Callable[[str], ContentImage | str] | None = None,
 ) -> Rendered:
     """Return the HTML of `text`, its `##` headings and its links.
 
     `resolve_link` rewrites site paths; heading ids are claimed from `ids` (the page's ids,
     so `## Sources` in prose cannot take the Sources section's id). `page_path` is the
     page's URL, for relative links; `first_line` is the file line of the text's first line.
+    `resolve_image` finds the file an image names by a path (the guide's images); without it
+    every image is a link.
     """
     md = make_markdown()
     env: dict[str, object] = {}
@@ -136,7 +147,11 @@ def render_markdown(
             token.attrSet("id", ids.claim(slugify(_plain_text(tokens[index + 1]))))
         if token.type == "inline" and token.children:
             line = first_line + (token.map[0] if token.map else 0)
-            token.children = _links(token.children, line, page_path, resolve_link, links)
+            token.children = _links(
+                token.children, line, page_path, resolve_link, links, resolve_image
+            )
+    claim_prose_ids(tokens, ids)
+    links += prose_block_problems(text, tokens, env, first_line)
     headings = tuple(
         Heading(str(token.attrGet("id")), _plain_text(tokens[index + 1]))
         for index, token in enumerate(tokens)
@@ -151,6 +166,7 @@ def _links(
     page_path: str,
     resolve_link: Callable[[str], str] | None,
     links: list[ProseLink],
+    resolve_image: Callable[[str], ContentImage | str] | None = None,
 ) -> list[Token]:
     """Publish or refuse each link and image of one inline run; note raw link Markdown."""
     result: list[Token] = []
@@ -172,6 +188,11 @@ def _links(
             result.append(child)
             continue
         typed = str(child.attrGet("src" if child.type == "image" else "href") or "")
+        if child.type == "image" and resolve_image is not None and _names_a_file(typed):
+            shown, src, problem = _local_image(child, typed, resolve_image)
+            links.append(ProseLink(line, typed, src, problem))
+            result.extend(shown)
+            continue
         href, problem = classify_target(typed, page_path)
         if href.startswith("/") and resolve_link is not None:
             href = resolve_link(href)
@@ -187,11 +208,32 @@ def _links(
     return result
 
 
-def _image_as_link(image: Token, href: str) -> list[Token]:
-    """Turn an image into a link to it, named by its alt text (plain text if refused).
+def _names_a_file(typed: str) -> bool:
+    """Whether an image target is a path (to a file in content/), not a web address or #anchor."""
+    target = re.sub(r"[\t\n\r]", "", typed).strip()
+    return bool(target) and not target.startswith(("#", "//")) and not _SCHEME.match(target)
 
-    The site hosts no images and its Content-Security-Policy loads none from elsewhere, so an
-    <img> would show broken; a link keeps the reference readable and reachable.
+
+def _local_image(
+    image: Token, typed: str, resolve_image: Callable[[str], ContentImage | str]
+) -> tuple[list[Token], str, str]:
+    """Draw an image file of content/ at its size, lazily: return its tokens, its published
+    URL and "", or its alt text as plain text, "" and why it cannot be shown."""
+    found = resolve_image(typed) if _plain_text(image).strip() else _NO_ALT
+    if isinstance(found, str):
+        return _image_as_link(image, ""), "", found
+    src = normalizeLink(found.url)
+    title = {"title": image.attrs["title"]} if "title" in image.attrs else {}
+    size = {"width": str(found.width), "height": str(found.height)}
+    image.attrs = {"src": src, "alt": "", **title, **size, "loading": "lazy", "decoding": "async"}
+    return [image], src, ""
+
+
+def _image_as_link(image: Token, href: str) -> list[Token]:
+    """Turn a web image into a link to it, named by its alt text (plain text if refused).
+
+    The site's Content-Security-Policy loads no image from another site, so an <img> would
+    show broken; a link keeps the reference readable and reachable.
     """
     alt = "".join(
         part.content for part in image.children or () if part.type in ("text", "code_inline")

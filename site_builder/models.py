@@ -17,6 +17,7 @@ from pydantic import (
 
 from site_builder.claims import Verification
 from site_builder.errors import Problem
+from site_builder.images import ContentImage
 from site_builder.inputs import Asset
 from site_builder.schema import (
     Acknowledgement,
@@ -109,6 +110,7 @@ class Normalized:
     static: tuple[Asset, ...] = ()
     acknowledged: tuple[Acknowledgement, ...] = ()
     vocabulary: Vocabulary | None = None
+    images: tuple[ContentImage, ...] = ()
     problems: tuple[Problem, ...] = ()
     """Every problem found so far; assembling adds its own, then the build stops once."""
     invalid_ids: frozenset[str] = frozenset()
@@ -187,6 +189,8 @@ class Site:
     """A production deploy build: a live page that would answer 404 is an error."""
     vocabulary: Vocabulary | None = None
     """The names records use (content/vocabulary.yaml); None only in hand-made test sites."""
+    images: dict[str, ContentImage] = field(default_factory=dict)
+    """The image files of content/ by path (`content/images/x.png`), for the prose to show."""
 
     def canonical(self, url: str) -> str:
         """Return the absolute canonical form of a site-relative URL."""

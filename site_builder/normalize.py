@@ -16,6 +16,7 @@ from site_builder.cache import BuildCache
 from site_builder.errors import Problem
 from site_builder.evidence import record_evidence
 from site_builder.formula import FormulaError, parse
+from site_builder.images import inspect_image
 from site_builder.inputs import Inputs, RawDoc
 from site_builder.models import Doc, Normalized
 from site_builder.schema import (
@@ -75,6 +76,7 @@ def normalize(inputs: Inputs, cache: BuildCache | None = None) -> Normalized:
         static=inputs.static,
         acknowledged=acknowledged,
         vocabulary=vocabulary,
+        images=tuple(inspect_image(raw) for raw in inputs.images),
         problems=tuple(problems),
         invalid_ids=invalid_ids,
     )

@@ -11,11 +11,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from functools import partial
 
 from site_builder.blocks import Block, Group, Table
 from site_builder.charts import Chart
 from site_builder.claims import Verification
 from site_builder.ids import PageIds
+from site_builder.images import find_image
 from site_builder.markdown import Rendered, render_markdown
 from site_builder.models import Guide, Site
 from site_builder.views import GuideView, Section, guide_view
@@ -43,7 +45,12 @@ def page_view(
     sections = tuple(_section(section, ids) for section in view.sections)
     model_facts = _anchored(view.model_facts, ids)
     prose = render_markdown(
-        guide.body, resolve_link, ids, page_path=guide.url, first_line=guide.body_line
+        guide.body,
+        resolve_link,
+        ids,
+        page_path=guide.url,
+        first_line=guide.body_line,
+        resolve_image=partial(find_image, site.images, guide.source),
     )
     view = replace(view, decision=decision, sections=sections, model_facts=model_facts)
     return PageView(view, prose)

@@ -36,7 +36,7 @@ from site_builder.reuse import (
     site_digest,
 )
 from site_builder.scan import scan_page
-from site_builder.site_files import asset_pages, sitemap_urls
+from site_builder.site_files import asset_pages, image_pages, sitemap_urls
 from site_builder.structured import guide_json_ld, modified_at, published_at
 from site_builder.template_errors import template_problem
 from site_builder.urls import alias_file, page_key
@@ -85,7 +85,8 @@ def render_site(
     pages, asset_urls = asset_pages(site.assets)
     tags = tag_pages(site.guides)
     common: dict[str, Any] = {"site": site, "settings": site.settings, "assets": asset_urls}
-    pages.extend(_guide_pages(env, templates_key, site, verifications, config, common, cache))
+    guides = _guide_pages(env, templates_key, site, verifications, config, common, cache)
+    pages += [*guides, *image_pages(guides, site.images)]
     try:
         intro = _markdown(site.settings.intro)
         latest = site.guides[:LATEST_ON_HOME]

@@ -30,7 +30,16 @@ T = TypeVar("T")
 _CHECK_FIELDS = tuple(field.name for field in fields(ClaimCheck))
 
 PACKAGE = Path(__file__).resolve().parent
-LIBRARIES = ("jinja2", "markupsafe", "markdown-it-py", "mdit-py-plugins", "pydantic", "selectolax")
+LIBRARIES = (
+    "jinja2",
+    "markupsafe",
+    "markdown-it-py",
+    "mdit-py-plugins",
+    "pydantic",
+    "selectolax",
+    "pillow",
+    "pygments",
+)
 """Libraries whose version can change what a page says."""
 
 
@@ -88,6 +97,7 @@ def site_digest(site: Site, templates_key: str, *, every_guide: bool) -> str:
     """Return the digest of what every guide page reads of the site: shared inputs, the URLs
     of all guides, and (when the guide templates read `site.guides`) every guide's summary."""
     summaries = [_summary(guide) for guide in site.guides] if every_guide else []
+    images = sorted(site.images.items())  # a page shows an image by its hashed name and size
     registry = [entry.model_dump_json() for entry in site.registry]
     return digest(
         "site",
@@ -98,6 +108,7 @@ def site_digest(site: Site, templates_key: str, *, every_guide: bool) -> str:
         site.vocabulary.model_dump_json() if site.vocabulary else "",
         json.dumps(registry),
         json.dumps([asset.name for asset in site.static]),
+        json.dumps([(path, i.url, i.width, i.height, i.problem) for path, i in images]),
         str(site.production),
         json.dumps(sorted(site.by_url)),
         json.dumps(summaries, default=str),

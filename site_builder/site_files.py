@@ -1,11 +1,13 @@
-"""The site's files that no template draws: fingerprinted assets and the sitemap's entries."""
+"""The site's files that no template draws: fingerprinted assets, prose images, sitemap entries."""
 
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Mapping, Sequence
 
 from site_builder.cells import machine_time
 from site_builder.deploy import DeployPlan, sitemap_entries
+from site_builder.images import ContentImage
 from site_builder.inputs import Asset
 from site_builder.models import Page, Site
 from site_builder.navigation import TagPage
@@ -21,6 +23,13 @@ def asset_pages(assets: tuple[Asset, ...]) -> tuple[list[Page], dict[str, str]]:
         pages.append(Page(f"assets/{name}", asset.content))
         urls[asset.name] = f"/assets/{name}"
     return pages, urls
+
+
+def image_pages(pages: Sequence[Page], images: Mapping[str, ContentImage]) -> list[Page]:
+    """Return the image files of content/ that the pages show, each once, at its hashed URL."""
+    shown = {link.href for page in pages for link in page.links}
+    files = {image.url: image.content for image in images.values() if image.url in shown}
+    return [Page(url.removeprefix("/"), files[url]) for url in sorted(files)]
 
 
 def sitemap_urls(site: Site, tags: tuple[TagPage, ...], plan: DeployPlan) -> list[tuple[str, str]]:

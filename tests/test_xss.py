@@ -142,7 +142,7 @@ SEARCH_FORM_ELEMENTS = frozenset(["form", "label", "input", "button"])
 """The header's search form: fixed template markup, GET to /search/."""
 CHART_ELEMENTS = frozenset(["svg", "title", "desc", "g", "rect", "line", "text", "tspan", "path"])
 """Inline SVG bar charts: drawn by the chart template from numbers, inside figure.chart."""
-MARKDOWN_ELEMENTS = frozenset(["em", "s", "pre", "blockquote", "hr", "img"])
+MARKDOWN_ELEMENTS = frozenset(["em", "s", "pre", "blockquote", "hr", "img", "sup"])
 """Elements the Markdown renderer adds (emphasis, strikethrough, code blocks, quotes, images)."""
 ALLOWED_ELEMENTS = TEMPLATE_ELEMENTS | MARKDOWN_ELEMENTS
 SAFE_LINK_PREFIXES = ("https://", "http://", "/", "#")
@@ -152,7 +152,7 @@ PROSE_LINK_ERROR = re.compile(
     r"|is not a link: .*|unknown scheme .*|'[\w+.-]+:' links are not published.*"
     r"|not a full web address.*|a target starting with // .*|the link has no target"
     r"|is neither a web address .*"
-    r"|link to the guide's URL .*)",
+    r"|link to the guide's URL .*|cannot be shown: .*)",
     re.DOTALL,
 )
 """The link check's refusal of a site path or #anchor that leads nowhere."""
@@ -304,10 +304,12 @@ def hostile_guide(payload: str, tag: str, targets: bool = True) -> tuple[str, di
     ticks = "`" * (longest_run(p, "`") + 1)
     fence = "`" * max(3, longest_run(p, "`") + 1)
     cell = p.replace("|", "\\|").replace("\r", " ").replace("\n", " ")
+    info = (p.splitlines() or [""])[0].replace("`", "")  # a fence's info string has no backtick
     # Code comes first: a payload such as "```" can open a block that swallows what follows.
     text_blocks = [
         f"## Probe {tag}",
         f"{fence}xssfence\n{p}\n{fence}",
+        f"{fence}{info}\ncode under info string {tag}\n{fence}",
         f"Code span {tag}: {ticks} {p} {ticks}",
         p,
         f"Inline {p} inline.",
