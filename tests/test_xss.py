@@ -314,6 +314,7 @@ def hostile_guide(payload: str, tag: str, targets: bool = True) -> tuple[str, di
         p,
         f"Inline {p} inline.",
         f"[{p}](https://example.org/xss/{tag})",
+        f"![{cell}](https://example.org/xss/{tag}.png)",
         f"## Heading {p}",
         f"| Probe | Value |\n| --- | --- |\n| {tag} | {cell} |",
         f"> {p}",
