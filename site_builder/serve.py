@@ -175,7 +175,8 @@ def _inject(
 
 
 def _banner(errors: tuple[str, ...]) -> str:
-    """Return the visible error banner shown while the last rebuild failed."""
+    """Return the visible error banner of the last rebuild: a build failure (the last good site
+    is shown) or errors its site checks found (its new pages are shown)."""
     if not errors:
         return ""
     items = "".join(f"<li>{html.escape(line)}</li>" for line in errors)
@@ -183,7 +184,7 @@ def _banner(errors: tuple[str, ...]) -> str:
         '<div id="glm52-build-error" role="alert" style="position:fixed;z-index:2147483647;'
         "top:0;left:0;right:0;max-height:50vh;overflow:auto;background:#7f1d1d;color:#fff;"
         'font:14px/1.4 ui-monospace,monospace;padding:12px 16px;border-bottom:4px solid #fca5a5">'
-        "<strong>Build failed: showing the last good site.</strong>"
+        "<strong>Errors: the site shown is the last one that built; fix the files named.</strong>"
         f'<ul style="margin:6px 0 0;padding-left:20px">{items}</ul></div>'
     )
 
