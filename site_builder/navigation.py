@@ -10,6 +10,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+import numpy as np
+
 from site_builder.models import Guide, Site
 from site_builder.urls import page_key
 from site_builder.vocabulary import Family
@@ -80,9 +82,13 @@ def family_groups(site: Site) -> tuple[FamilyGroup, ...]:
 def tag_pages(guides: tuple[Guide, ...]) -> tuple[TagPage, ...]:
     """Return one page per tag: engines first, then topics, each alphabetical."""
     engines = {guide.tags[0] for guide in guides if guide.tags}
-    tags = sorted({tag for guide in guides for tag in guide.tags})
+    carrying: dict[str, list[Guide]] = {}
+    for guide in guides:
+        for tag in dict.fromkeys(guide.tags):
+            carrying.setdefault(tag, []).append(guide)
     pages = [
-        TagPage(tag, "engine" if tag in engines else "topic", _tagged(guides, tag)) for tag in tags
+        TagPage(tag, "engine" if tag in engines else "topic", tuple(carrying[tag]))
+        for tag in sorted(carrying)
     ]
     return tuple(sorted(pages, key=lambda page: (page.kind != "engine", page.tag)))
 
@@ -100,40 +106,50 @@ class SiteNavigation:
     def __init__(self, site: Site) -> None:
         self.site = site
         self.position = {guide.slug: index for index, guide in enumerate(site.guides)}
-        self.carrying: dict[str, list[Guide]] = {}
-        self.by_engine: dict[str, list[Guide]] = {}
-        for guide in site.guides:
-            for tag in guide.tags:
-                self.carrying.setdefault(tag, []).append(guide)
+        carrying: dict[str, list[int]] = {}
+        engines: dict[str, int] = {}
+        self.engine = np.full(len(site.guides), -1, dtype=np.int64)
+        self.by_engine: dict[str, list[int]] = {}
+        for index, guide in enumerate(site.guides):
+            for tag in dict.fromkeys(guide.tags):
+                carrying.setdefault(tag, []).append(index)
             if guide.tags:
-                self.by_engine.setdefault(guide.tags[0], []).append(guide)
+                self.engine[index] = engines.setdefault(guide.tags[0], len(engines))
+                self.by_engine.setdefault(guide.tags[0], []).append(index)
+        self.carrying = {tag: np.array(found, dtype=np.int64) for tag, found in carrying.items()}
+        self._found: dict[str, Neighbours] = {}
 
     def neighbours(self, guide: Guide) -> Neighbours:
         """Return the newer and older guide beside `guide` and up to three related guides."""
+        found = self._found.get(guide.slug)
+        if found is None:
+            found = self._found[guide.slug] = self._neighbours(guide)
+        return found
+
+    def _neighbours(self, guide: Guide) -> Neighbours:
+        """Score every candidate at once: guides sharing a topic (counted in one pass over the
+        topics' guide lists), the nearest pages and the newest guides of the same engine."""
         order = self.site.guides
         index = self.position[guide.slug]
         newer = order[index - 1] if index > 0 else None
         older = order[index + 1] if index + 1 < len(order) else None
-        nearest = {
-            self.site.by_url[key].slug: self.site.by_url[key]
-            for key in nearest_keys(guide, self.site)
-        }
-        candidates = dict(nearest)
-        for tag in guide.tags[1:]:
-            candidates.update((other.slug, other) for other in self.carrying[tag])
+        nearest = [
+            self.position[self.site.by_url[key].slug] for key in nearest_keys(guide, self.site)
+        ]
+        topics = [self.carrying[tag] for tag in sorted(set(guide.tags[1:]))]
+        empty = np.zeros(0, dtype=np.int64)
+        sharing, shared = np.unique(np.concatenate([empty, *topics]), return_counts=True)
+        head = self.by_engine[guide.tags[0]][: RELATED_LIMIT + 1] if guide.tags else []
+        others = np.setdiff1d(np.array([*nearest, *head], dtype=np.int64), sharing)
+        candidates = np.concatenate([sharing, others])
+        score = 2 * np.concatenate([shared, np.zeros(len(others), dtype=np.int64)])
+        score += 3 * np.isin(candidates, nearest)
         if guide.tags:
-            engine = self.by_engine[guide.tags[0]][: RELATED_LIMIT + 1]
-            candidates.update((other.slug, other) for other in engine)
-        candidates.pop(guide.slug, None)
-        topics = set(guide.tags[1:])
-        scored = []
-        for slug, other in candidates.items():
-            score = 2 * len(topics & set(other.tags)) + (3 if slug in nearest else 0)
-            score += 1 if guide.tags and other.tags[:1] == guide.tags[:1] else 0
-            if score:
-                scored.append((-score, self.position[slug], other))
-        related = tuple(other for _, _, other in sorted(scored, key=lambda item: item[:2]))
-        return Neighbours(newer, older, related[:RELATED_LIMIT])
+            score += self.engine[candidates] == self.engine[index]
+        keep = (score > 0) & (candidates != index)
+        candidates, score = candidates[keep], score[keep]
+        best = candidates[np.lexsort((candidates, -score))[:RELATED_LIMIT]]
+        return Neighbours(newer, older, tuple(order[int(position)] for position in best))
 
     def shown(self, guide: Guide) -> list[Guide]:
         """Return the other guides `guide`'s page shows: newer, older, related and the nearest
@@ -147,8 +163,3 @@ def nearest_keys(guide: Guide, site: Site) -> list[str]:
     """Return the keys of built guides that the record's overlap audit names."""
     keys = (page_key(page.url, site.settings.base_url) for page in guide.evidence.nearby)
     return [key for key in keys if key is not None and key in site.by_url]
-
-
-def _tagged(guides: tuple[Guide, ...], tag: str) -> tuple[Guide, ...]:
-    """Return the guides carrying `tag`, in index order."""
-    return tuple(guide for guide in guides if tag in guide.tags)

@@ -77,7 +77,7 @@ OWNERS = {
     "mdit_py_plugins": "markdown",
     "yaml": "decode",
     "datasketch": "overlap",
-    "numpy": "overlap",
+    "numpy": None,  # arrays: overlap shingles (overlap), related-guide scores (navigation)
     "selectolax": "scan",
     "defusedxml": None,  # XML: sitemaps (registry) and SVG images (images)
     "PIL": "images",

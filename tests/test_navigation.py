@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import random
 import tomllib
 from pathlib import Path
 from xml.etree import ElementTree
@@ -15,6 +16,7 @@ from conftest import ROOT, SEED_VOCABULARY, seed_root, soup
 from site_builder.assemble import assemble
 from site_builder.config import BuildConfig
 from site_builder.load import load_inputs
+from site_builder.models import Guide, NearbyPage
 from site_builder.navigation import SiteNavigation, verdict_family
 from site_builder.normalize import normalize
 
@@ -296,3 +298,39 @@ def test_related_guides_rank_shared_topics_over_the_same_engine() -> None:
     assert [guide.slug for guide in lonely] == ["c"]
     assert navigation.neighbours(guides[0]).newer is None
     assert navigation.neighbours(guides[0]).older.slug == "b"
+
+
+def test_related_guides_are_the_best_scored_of_every_other_guide() -> None:
+    """On a site of 300 guides with random tags and audit names, the related guides are those
+    a plain pair-by-pair scoring of every other guide ranks first (the indexes change nothing)."""
+    real = assemble(normalize(load_inputs(BuildConfig.for_root(seed_root()))))
+    base = real.guides[0]
+    chance = random.Random(7)
+    pool = ["moe", "fp8", "lora", "spec", "kv", "tp", "ep", "cp"]
+    guides = []
+    for n in range(300):
+        engine = chance.choice(["sglang", "vllm", "trt"])
+        tags = (engine, *chance.sample(pool, chance.randint(0, 3))) if n % 17 else ()
+        named = chance.sample(range(300), chance.choice([0, 0, 1, 2]))
+        nearby = tuple(
+            NearbyPage(url=f"https://glm52.ai/guides/g{m:03d}/", reader_job="x", difference="y")
+            for m in named
+        )
+        evidence = base.evidence.model_copy(update={"nearby": nearby})
+        guides.append(dataclasses.replace(base, slug=f"g{n:03d}", tags=tags, evidence=evidence))
+    site = dataclasses.replace(real, guides=tuple(guides), by_url={g.url: g for g in guides})
+    navigation = SiteNavigation(site)
+
+    def expected(guide: Guide) -> list[str]:
+        topics, named = set(guide.tags[1:]), {page.url for page in guide.evidence.nearby}
+        scored = []
+        for position, other in enumerate(guides):
+            score = 2 * len(topics & set(other.tags))
+            score += 3 * (f"https://glm52.ai{other.url}" in named)
+            score += bool(guide.tags) and other.tags[:1] == guide.tags[:1]
+            if other is not guide and score:
+                scored.append((-score, position, other.slug))
+        return [slug for _, _, slug in sorted(scored)[:3]]
+
+    for guide in guides:
+        assert [g.slug for g in navigation.neighbours(guide).related] == expected(guide), guide.slug
