@@ -48,8 +48,7 @@ def is_scalar(value: JsonValue) -> bool:
 
 def format_cell(value: JsonValue, key: str = "", path: str = "") -> Cell:
     """Return a value as a Cell: yes/no, grouped digits, shortened hashes, safe links."""
-    cell = _format(value, key)
-    return replace(cell, path=path) if path else cell
+    return _format(value, key, path)
 
 
 def format_time(value: datetime | date) -> str:
@@ -85,40 +84,40 @@ def parse_time(text: str) -> datetime | date | None:
     return None
 
 
-def _format(value: JsonValue, key: str) -> Cell:
+def _format(value: JsonValue, key: str, path: str = "") -> Cell:
     """Format one value by its type."""
     if value is None:
-        return Cell("null", "none")
+        return Cell("null", "none", path=path)
     if isinstance(value, bool):
-        return Cell("bool", "yes" if value else "no")
+        return Cell("bool", "yes" if value else "no", path=path)
     if isinstance(value, int | float):
         if _IDENTIFIER_SUFFIX.search(key.lower()):
-            return Cell("number", str(value))
-        return Cell("number", format(value, ","))
+            return Cell("number", str(value), path=path)
+        return Cell("number", format(value, ","), path=path)
     if isinstance(value, str):
         if _HASH.match(value):
-            return Cell("hash", value)
+            return Cell("hash", value, path=path)
         if is_http_url(value):
-            return Cell("link", value)
-        return _time_cell(value) or Cell("text", value)
+            return Cell("link", value, path=path)
+        return _time_cell(value, path) or Cell("text", value, path=path)
     if isinstance(value, list):
         if not value:
-            return Cell("empty", "none")
-        return Cell("list", "", tuple(format_cell(item, key) for item in value))
+            return Cell("empty", "none", path=path)
+        return Cell("list", "", tuple(format_cell(item, key) for item in value), path=path)
     if isinstance(value, dict):
         if not value:
-            return Cell("empty", "none")
-        return Cell("list", "", tuple(_labelled(k, v) for k, v in value.items()))
-    return Cell("text", str(value))
+            return Cell("empty", "none", path=path)
+        return Cell("list", "", tuple(_labelled(k, v) for k, v in value.items()), path=path)
+    return Cell("text", str(value), path=path)
 
 
-def _time_cell(text: str) -> Cell | None:
+def _time_cell(text: str, path: str = "") -> Cell | None:
     """Return a time cell for an ISO 8601 string, or None if it is not a time we can show."""
     moment = parse_time(text)
     if moment is None:
         return None
     try:
-        return Cell("time", format_time(moment), datetime=machine_time(moment))
+        return Cell("time", format_time(moment), path=path, datetime=machine_time(moment))
     except (OverflowError, ValueError):  # year 1 with an offset: no UTC equivalent
         return None
 

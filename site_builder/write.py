@@ -52,11 +52,15 @@ def write_tree(pages: Sequence[Page], folder: Path, link_from: Path | None = Non
     """Write every page under `folder` (which must exist and be empty); link the files
     `link_from` holds with the same bytes."""
     root = folder.resolve()
+    made = {root}
     for page in pages:
         target = (root / page.path).resolve()
         if not target.is_relative_to(root):
             raise OSError(f"page path {page.path!r} leaves the output folder")
-        target.parent.mkdir(parents=True, exist_ok=True)
+        if target.parent not in made:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            made.update(target.parent.parents)
+            made.add(target.parent)
         if link_from is None or not _linked(link_from / page.path, target, page.content):
             target.write_bytes(page.content)
     os.chmod(root, 0o755)
