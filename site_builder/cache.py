@@ -63,10 +63,11 @@ class BuildCache:
         (decoding is a pure function of a file's bytes; results are never changed)."""
         return self.reused((decode.__qualname__, raw), lambda: decode(raw))
 
-    def reused(self, key: Hashable, compute: Callable[[], T]) -> T:
+    def reused(self, key: Hashable, compute: Callable[[], T], *, in_build: bool = False) -> T:
         """Return `compute()`, or with `memory` what it returned for `key` in the last build
-        that asked (the caller makes the key hold everything the result depends on)."""
-        if self.memory is None:
+        that asked (the caller makes the key hold everything the result depends on); with
+        `in_build`, also what it returned earlier in this build when there is no `memory`."""
+        if self.memory is None and not in_build:
             return compute()
         if key in self._kept:
             return self._kept[key]  # type: ignore[no-any-return]

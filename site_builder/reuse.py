@@ -78,13 +78,15 @@ def verify_digest(site: Site) -> str:
 
 
 def record_digest(guide: Guide, cache: BuildCache | None) -> str:
-    """Return the digest of the guide's record; with a memory cache, once per record object
-    (the preview's unchanged records are the same objects from one rebuild to the next; the
-    memo keeps the record alive, so its identity cannot pass to another object)."""
+    """Return the digest of the guide's record, once per record object in a build (pages,
+    tag pages and verification all ask), and with a memory cache across rebuilds (the
+    preview's unchanged records are the same objects from one rebuild to the next; the memo
+    keeps the record alive, so its identity cannot pass to another object)."""
     record = guide.evidence.record
     if cache is None:
         return digest(record_json(guide))
-    held = cache.reused(("record", id(record)), lambda: (record, digest(record_json(guide))))
+    key = ("record", id(record))
+    held = cache.reused(key, lambda: (record, digest(record_json(guide))), in_build=True)
     return held[1]
 
 
