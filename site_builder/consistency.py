@@ -14,7 +14,7 @@ from xml.etree import ElementTree
 
 from site_builder.deploy import plan_deploy
 from site_builder.models import Finding, Guide, Page, PageScan, ProseLink, Site
-from site_builder.navigation import SiteNavigation
+from site_builder.navigation import navigation_of
 from site_builder.urls import page_key, same_host
 
 SITEMAP_NS = "{http://www.sitemaps.org/schemas/sitemap/0.9}"
@@ -36,7 +36,7 @@ def check_orphans(site: Site, pages: Sequence[Page]) -> list[Finding]:
 
     Prose links are the ones rendering recorded on each guide's page (`Page.links`)."""
     base = site.settings.base_url
-    navigation = SiteNavigation(site)
+    navigation = navigation_of(site)
     prose = {"/" + page.path.removesuffix("index.html"): page.links for page in pages}
     linked: set[str | None] = set()
     for guide in site.guides:

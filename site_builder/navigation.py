@@ -159,6 +159,17 @@ class SiteNavigation:
         return [*filter(None, (nav.newer, nav.older)), *nav.related, *nearest]
 
 
+_LAST: list[tuple[Site, SiteNavigation]] = []
+
+
+def navigation_of(site: Site) -> SiteNavigation:
+    """Return the navigation of `site`, made once for the site object the last caller asked
+    about (rendering and the orphan check of one build share it)."""
+    if not _LAST or _LAST[0][0] is not site:
+        _LAST[:] = [(site, SiteNavigation(site))]
+    return _LAST[0][1]
+
+
 def nearest_keys(guide: Guide, site: Site) -> list[str]:
     """Return the keys of built guides that the record's overlap audit names."""
     keys = (page_key(page.url, site.settings.base_url) for page in guide.evidence.nearby)

@@ -29,8 +29,8 @@ from site_builder.seo import (
     reviewed,
     shingles,
     stopwords,
-    words_of,
 )
+from site_builder.words import SPELLING, numbered, word_ids
 
 STRONG_OVERLAP = 0.4
 """Below the near-duplicate level but worth a human look: a warning. The four seed guides
@@ -124,15 +124,15 @@ def _long_docs(docs: list[Doc], texts: list[str]) -> list[Doc]:
     in `_page_docs`, its crc32 made from its words' (`_crc_shift`), never spelled out."""
     if not docs:
         return []
-    tokens = [words_of(text) for text in texts]
-    vocabulary = list(set[str]().union(*tokens))
-    number = {word: n for n, word in enumerate(vocabulary)} | dict.fromkeys(stopwords(), -1)
+    texts_ids = [word_ids(text) for text in texts]
+    vocabulary = SPELLING[:]
     size = len(vocabulary)
+    stop = np.zeros(size, bool)
+    stop[numbered(stopwords())] = True
     kind = np.int64 if size**3 < 2**63 else object  # a 3-gram's number: exact, never a hash
     grams = []
-    for words in tokens:
-        ids = np.fromiter(map(number.__getitem__, words), kind, len(words))
-        ids = ids[ids >= 0]
+    for ids in texts_ids:
+        ids = ids[~stop[ids]].astype(kind)
         ids = np.sort((ids[:-2] * size + ids[1:-1]) * size + ids[2:])
         grams.append(ids[_starts(ids)])
     every = np.concatenate(grams)

@@ -25,7 +25,7 @@ from site_builder.errors import BuilderError, InputError
 from site_builder.humanize import humanize_slug
 from site_builder.markdown import render_markdown
 from site_builder.models import Page, Site
-from site_builder.navigation import SiteNavigation, TagPage, family_groups, tag_pages
+from site_builder.navigation import SiteNavigation, TagPage, family_groups, navigation_of, tag_pages
 from site_builder.pageview import PageView, page_view
 from site_builder.reuse import (
     PAGE_CODEC,
@@ -159,7 +159,7 @@ def _guide_pages(
         env.get_template("guide.html")
     except (TemplateError, OSError) as error:
         raise InputError([template_problem(error, config)]) from None
-    navigation = SiteNavigation(site)
+    navigation = navigation_of(site)
 
     def guide_page(index: int) -> Page:
         guide = site.guides[index]

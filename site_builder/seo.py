@@ -16,13 +16,13 @@ from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import date, datetime
-from functools import lru_cache
 from itertools import chain, pairwise
 
 from site_builder.models import Evidence, Finding, Guide, Severity, Site
 from site_builder.schema import JsonValue
 from site_builder.urls import canonical_url, page_key
 from site_builder.vocabulary import in_use
+from site_builder.words import words_of
 
 NEAR_DUPLICATE = 0.9
 """Crawlers (Screaming Frog) flag near-duplicates at 90% similarity: an error here, whatever
@@ -41,7 +41,6 @@ TITLE_LENGTH = (30, 60)
 DESCRIPTION_LENGTH = (70, 155)
 """Screaming Frog's defaults for meta descriptions, in characters."""
 _LETTERS = re.compile(r"[a-z0-9]+")
-_WORD = re.compile(r"[a-z0-9]++(?:[.\-][a-z0-9]++)*+")  # possessive: never backtracks
 
 
 @dataclass(frozen=True)
@@ -62,13 +61,6 @@ def shingles(text: str) -> frozenset[str]:
     stop = stopwords()
     words = [word for word in words_of(text) if word not in stop]
     return frozenset(words) | frozenset(map(" ".join, pairwise(words)))
-
-
-@lru_cache(maxsize=8192)
-def words_of(text: str) -> tuple[str, ...]:
-    """Return the words of a text, lowercased, stopwords included (remembered: the preview
-    checks the same unchanged pages on every rebuild)."""
-    return tuple(_WORD.findall(text.lower()))
 
 
 def stopwords() -> frozenset[str]:

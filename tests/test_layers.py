@@ -54,6 +54,7 @@ ORDER = [
     "site_files",
     "render",
     "search",
+    "words",
     "seo",
     "overlap",
     "consistency",
