@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -117,22 +118,30 @@ class SiteNavigation:
                 self.engine[index] = engines.setdefault(guide.tags[0], len(engines))
                 self.by_engine.setdefault(guide.tags[0], []).append(index)
         self.carrying = {tag: np.array(found, dtype=np.int64) for tag, found in carrying.items()}
-        self._found: dict[str, Neighbours] = {}
+        self.related: dict[int, tuple[int, ...]] = {}
+        """Each guide's related guides by position, as far as asked (or kept, see
+        `navigation_of`)."""
 
     def neighbours(self, guide: Guide) -> Neighbours:
         """Return the newer and older guide beside `guide` and up to three related guides."""
-        found = self._found.get(guide.slug)
-        if found is None:
-            found = self._found[guide.slug] = self._neighbours(guide)
-        return found
-
-    def _neighbours(self, guide: Guide) -> Neighbours:
-        """Score every candidate at once: guides sharing a topic (counted in one pass over the
-        topics' guide lists), the nearest pages and the newest guides of the same engine."""
         order = self.site.guides
         index = self.position[guide.slug]
+        if index not in self.related:
+            self.related[index] = self._related(guide, index)
         newer = order[index - 1] if index > 0 else None
         older = order[index + 1] if index + 1 < len(order) else None
+        return Neighbours(newer, older, tuple(order[other] for other in self.related[index]))
+
+    @cached_property
+    def layout(self) -> tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...]:
+        """Return what related guides are chosen from: each guide's slug, tags and nearest
+        pages, in index order."""
+        site = self.site
+        return tuple((g.slug, g.tags, tuple(nearest_keys(g, site))) for g in site.guides)
+
+    def _related(self, guide: Guide, index: int) -> tuple[int, ...]:
+        """Score every candidate at once: guides sharing a topic (counted in one pass over the
+        topics' guide lists), the nearest pages and the newest guides of the same engine."""
         nearest = [
             self.position[self.site.by_url[key].slug] for key in nearest_keys(guide, self.site)
         ]
@@ -149,7 +158,7 @@ class SiteNavigation:
         keep = (score > 0) & (candidates != index)
         candidates, score = candidates[keep], score[keep]
         best = candidates[np.lexsort((candidates, -score))[:RELATED_LIMIT]]
-        return Neighbours(newer, older, tuple(order[int(position)] for position in best))
+        return tuple(best.tolist())
 
     def shown(self, guide: Guide) -> list[Guide]:
         """Return the other guides `guide`'s page shows: newer, older, related and the nearest
@@ -164,10 +173,16 @@ _LAST: list[tuple[Site, SiteNavigation]] = []
 
 def navigation_of(site: Site) -> SiteNavigation:
     """Return the navigation of `site`, made once for the site object the last caller asked
-    about (rendering and the orphan check of one build share it)."""
-    if not _LAST or _LAST[0][0] is not site:
-        _LAST[:] = [(site, SiteNavigation(site))]
-    return _LAST[0][1]
+    about (rendering and the orphan check of one build share it). When the last site had
+    the same layout (an edit that changed no guide's slug, tags, order or nearest pages,
+    as most of the preview's are), its related guides are kept."""
+    if _LAST and _LAST[0][0] is site:
+        return _LAST[0][1]
+    navigation = SiteNavigation(site)
+    if _LAST and _LAST[0][1].layout == navigation.layout:
+        navigation.related = _LAST[0][1].related
+    _LAST[:] = [(site, navigation)]
+    return navigation
 
 
 def nearest_keys(guide: Guide, site: Site) -> list[str]:

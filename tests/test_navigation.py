@@ -16,8 +16,8 @@ from conftest import ROOT, SEED_VOCABULARY, seed_root, soup
 from site_builder.assemble import assemble
 from site_builder.config import BuildConfig
 from site_builder.load import load_inputs
-from site_builder.models import Guide, NearbyPage
-from site_builder.navigation import SiteNavigation, verdict_family
+from site_builder.models import Guide, NearbyPage, Site
+from site_builder.navigation import SiteNavigation, navigation_of, verdict_family
 from site_builder.normalize import normalize
 
 GUIDES = {
@@ -334,3 +334,37 @@ def test_related_guides_are_the_best_scored_of_every_other_guide() -> None:
 
     for guide in guides:
         assert [g.slug for g in navigation.neighbours(guide).related] == expected(guide), guide.slug
+
+
+def test_related_guides_kept_from_the_last_site_follow_every_change_of_layout() -> None:
+    """`navigation_of` keeps the last site's related guides only while no slug, tag, order or
+    nearest page changed; what it returns always names the new site's guide objects."""
+    real = assemble(normalize(load_inputs(BuildConfig.for_root(seed_root()))))
+    base = next(g for g in real.guides if not g.evidence.nearby)
+    tags = [("vllm", "moe"), ("vllm", "fp8"), ("sglang", "moe"), ("vllm", "moe"), ("vllm",)]
+
+    def site_of(tagging: list[tuple[str, ...]], title: str) -> Site:
+        guides = tuple(
+            dataclasses.replace(base, slug=f"g{n}", tags=own, title=f"{title} {n}")
+            for n, own in enumerate(tagging)
+        )
+        return dataclasses.replace(real, guides=guides, by_url={g.url: g for g in guides})
+
+    def related(site: Site) -> list[list[tuple[str, str]]]:
+        navigation = navigation_of(site)
+        return [[(o.slug, o.title) for o in navigation.neighbours(g).related] for g in site.guides]
+
+    def fresh(site: Site) -> list[list[tuple[str, str]]]:
+        navigation = SiteNavigation(site)
+        return [[(o.slug, o.title) for o in navigation.neighbours(g).related] for g in site.guides]
+
+    first = site_of(tags, "Old")
+    assert related(first) == fresh(first)
+    retitled = site_of(tags, "New")  # same layout: kept, with the new guides' titles
+    assert related(retitled) == fresh(retitled)
+    assert related(retitled)[0][0] == ("g3", "New 3")
+    retagged = site_of([("sglang", "fp8"), *tags[1:]], "New")  # one guide's tags changed
+    assert related(retagged) == fresh(retagged)
+    assert related(retagged)[0][0] == ("g1", "New 1")
+    shorter = site_of(tags[:3], "New")
+    assert related(shorter) == fresh(shorter)
