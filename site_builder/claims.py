@@ -7,15 +7,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 CheckState = Literal["verified", "unverifiable", "contradicted", "unexplained"]
 """unexplained: a derived number no rule covers and no formula inferred from its inputs gives."""
 
 
-@dataclass(frozen=True)
-class ClaimCheck:
-    """The outcome of checking one claim of a record: a receipt, a revision, a number, an invariant."""
+class ClaimCheck(NamedTuple):
+    """The outcome of checking one claim of a record: a receipt, a revision, a number, an
+    invariant. A named tuple: a record has hundreds, a site millions, read back from the
+    cache on every build (a tuple is made three times faster than a frozen dataclass, and is
+    half its size)."""
 
     path: str
     """JSON path of the claim: `speedRows.0.calculatedThroughputChangePercent`."""

@@ -33,7 +33,7 @@ from site_builder.report import (
 from site_builder.scaffold import scaffold_guide
 from site_builder.serve import serve
 from site_builder.workdirs import tidy
-from site_builder.workers import cores
+from site_builder.workers import collect_less, cores
 
 
 def make_parser() -> argparse.ArgumentParser:
@@ -128,6 +128,7 @@ def _interrupt(signum: int, frame: FrameType | None) -> None:
 
 def main(argv: Sequence[str] | None = None, default_root: Path | None = None) -> int:
     """Run the command line; return the exit code."""
+    collect_less()
     args = make_parser().parse_args(argv)
     root = args.root or default_root or Path.cwd()
     if not (root / "records").is_dir():

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable
-from dataclasses import asdict, fields
+from dataclasses import asdict
 from functools import cache
 from importlib import metadata
 from pathlib import Path
@@ -27,7 +27,6 @@ from site_builder.models import Guide, Page, PageScan, ProseLink, Site
 from site_builder.workers import run_each
 
 T = TypeVar("T")
-_CHECK_FIELDS = tuple(field.name for field in fields(ClaimCheck))
 
 PACKAGE = Path(__file__).resolve().parent
 LIBRARIES = (
@@ -171,7 +170,7 @@ def _summary(guide: Guide) -> tuple[Any, ...]:
 
 def dump_verification(verification: Verification) -> bytes:
     """Return a verification as JSON: each check a list of its fields, in order."""
-    checks = [[getattr(check, name) for name in _CHECK_FIELDS] for check in verification.checks]
+    checks = [list(check) for check in verification.checks]
     raw = {"source": verification.source, "checks": checks, "warnings": verification.warnings}
     return json.dumps(raw, ensure_ascii=False).encode("utf-8")
 
@@ -179,7 +178,7 @@ def dump_verification(verification: Verification) -> bytes:
 def load_verification(data: bytes) -> Verification:
     """Return the verification `dump_verification` wrote."""
     raw = json.loads(data)
-    checks = tuple(ClaimCheck(*fields) for fields in raw["checks"])
+    checks = tuple(map(ClaimCheck._make, raw["checks"]))
     warnings = tuple((path, problem) for path, problem in raw["warnings"])
     return Verification(raw["source"], checks, warnings)
 

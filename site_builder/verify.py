@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Mapping
-from dataclasses import replace
 from datetime import datetime
 from fnmatch import fnmatchcase
 from itertools import pairwise
@@ -239,8 +238,8 @@ def _derived(nodes: list[Node], rules: RuleFile) -> Iterator[ClaimCheck]:
             name = _derived_name(path, key, value)
             if name and not isinstance(value, bool):
                 check = infer(node, name, cache)
-                yield replace(
-                    check, reason=f"the rule for {rule.field} has {reason}; {check.reason}"
+                yield check._replace(
+                    reason=f"the rule for {rule.field} has {reason}; {check.reason}"
                 )
             else:
                 yield ClaimCheck(path, "derived", "unverifiable", reason=reason)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import os
 
 import pytest
@@ -50,3 +51,14 @@ def test_a_worker_that_dies_is_a_builder_bug_not_a_hang() -> None:
 
     with pytest.raises(BuilderError, match="builder bug: a worker process failed"):
         run_each(task, 32, jobs=2)
+
+
+def test_the_workers_do_not_collect_the_callers_objects_and_nothing_stays_frozen() -> None:
+    """The caller's objects are out of the workers' garbage collector while they run (no
+    copy of shared pages), and collectable again after: a long preview leaks nothing."""
+    frozen = run_each(lambda index: gc.get_freeze_count(), 32, jobs=2)
+    assert min(frozen) > 1000
+    assert gc.get_freeze_count() == 0
+    with pytest.raises(BuilderError):
+        run_each(lambda index: os._exit(1) if index == 3 else index, 32, jobs=2)
+    assert gc.get_freeze_count() == 0
