@@ -91,9 +91,16 @@ def humanize_key(key: str) -> str:
 
 
 def humanize_slug(slug: str) -> str:
-    """Return a slug-like value (`narrow-lab-pilot-only`) as words (`Narrow lab pilot only`)."""
-    words = [word for word in re.split(r"[-_\s]+", slug.lower()) if word]
-    return _join(words) if words else slug
+    """Return a slug-like value (`narrow-lab-pilot-only`) as words (`Narrow lab pilot only`).
+
+    Every list page shows each guide's tags and verdict: each spelling remembers the words
+    it made."""
+    memo = _spelling().slugs
+    text = memo.get(slug)
+    if text is None:
+        words = [word for word in re.split(r"[-_\s]+", slug.lower()) if word]
+        text = memo[slug] = _join(words) if words else slug
+    return text
 
 
 def anchor_for(key: str) -> str:

@@ -6,7 +6,6 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, replace
-from pathlib import Path
 
 from site_builder.acknowledge import acknowledge
 from site_builder.assemble import assemble
@@ -52,9 +51,8 @@ def build(
     write: bool = True,
     cache: BuildCache | None = None,
     search: bool = True,
-    link_from: Path | None = None,
     on_stage: Callable[[str], None] | None = None,
-    shown: Callable[[BuildReport], None] | None = None,
+    serve: Callable[[list[Page], BuildReport], None] | None = None,
 ) -> BuildReport:
     """Build the site; write it unless `write` is false or a check found an error.
 
@@ -62,11 +60,11 @@ def build(
     rendered again without them, and that deploy is checked too. A build to write whose
     inputs are those of the build that wrote the output folder (unchanged since) does nothing.
 
-    The preview passes its own `cache` (kept in memory between rebuilds), `search=False` (it
-    indexes in the background) and `link_from`, its last site folder, whose files that are
-    unchanged are hard-linked rather than written again. With `shown` (the preview, drafts
-    included, no search) the site is written before the checks run and `shown` hears of it,
-    so the editor sees a change while the checks run; their findings are in the report.
+    The preview passes its own `cache` (kept in memory between rebuilds) and `serve`: the
+    site's files are handed to it instead of written (the preview serves them from memory).
+    With `search=False` too (the preview indexes in the background after its first build),
+    they are handed over before the checks run, so the editor sees a change while the checks
+    run; their findings are in the report.
     """
     clock = Stopwatch(on_stage)
     if cache is None and config.cache_dir is not None:
@@ -74,7 +72,7 @@ def build(
     if cache is not None:
         cache.begin()
     key = ""
-    if cache is not None and write and search and link_from is None:
+    if cache is not None and write and search and serve is None:
         with clock.stage("unchanged"):
             key = inputs_key(config)
             earlier = remembered(cache, key, config.out_dir)
@@ -87,7 +85,7 @@ def build(
     # Keys read by shape anywhere in a record (caveats, verdicts) and word spellings come
     # from the project's vocabulary for the whole build.
     with using(normalized.vocabulary):
-        output = Output(write, search, link_from, shown)
+        output = Output(write, search, serve)
         report = _build(normalized, config, output, clock, cache)
         if key and report.written:
             with clock.stage("write"):
@@ -103,9 +101,8 @@ class Output:
 
     write: bool
     search: bool = True
-    link_from: Path | None = None
-    shown: Callable[[BuildReport], None] | None = None
-    """Write before the checks, then call this (see `build`)."""
+    serve: Callable[[list[Page], BuildReport], None] | None = None
+    """Hand the files to this instead of writing them (see `build`)."""
 
 
 def _build(
@@ -129,11 +126,10 @@ def _build(
         with clock.stage("render"):
             pages = render_site(site, config, verifications, cache)
         search = _start_search(stack, pages, site, config, indexed and not leave_out_drafts, clock)
-        if output.shown is not None and write and search is None and not leave_out_drafts:
-            with clock.stage("write"):
-                _write(pages, site, config, output, cache)
+        if output.serve is not None and write and search is None and not leave_out_drafts:
             report = _report(site, pages, (), verifications, written=True)
-            output.shown(replace(report, timings=tuple(clock.seconds.items())))
+            with clock.stage("write"):
+                _write(pages, site, config, output, cache, report)
             with clock.stage("check"):
                 findings = run_checks(site, [*pages, *promised_pages()], verifications)
             return replace(report, findings=tuple(acknowledge(site, findings)))
@@ -151,21 +147,31 @@ def _build(
                 findings = ordered([*findings, *(f for f in published_findings if f not in seen)])
         findings = acknowledge(site, findings)
         written = write and not any(finding.severity == "error" for finding in findings)
-        if written:
-            if search is not None:
-                with clock.stage("search index"):
-                    pages += search.pages()
-            with clock.stage("write"):
-                _write(pages, site, config, output, cache)
-    return _report(site, pages, findings, verifications, written, leave_out_drafts)
+        if written and search is not None:
+            with clock.stage("search index"):
+                pages += search.pages()
+    report = _report(site, pages, findings, verifications, written, leave_out_drafts)
+    if written:
+        with clock.stage("write"):
+            _write(pages, site, config, output, cache, report)
+    return report
 
 
 def _write(
-    pages: list[Page], site: Site, config: BuildConfig, output: Output, cache: BuildCache | None
+    pages: list[Page],
+    site: Site,
+    config: BuildConfig,
+    output: Output,
+    cache: BuildCache | None,
+    report: BuildReport,
 ) -> None:
-    """Write the pages and static files; drop cache entries this build did not use."""
+    """Write the pages and static files (or hand them to `output.serve`); drop cache entries
+    this build did not use."""
     files = [*pages, *static_pages(site)]
-    write_site(files, config.out_dir, config.input_dirs, output.link_from)
+    if output.serve is not None:
+        output.serve(files, report)
+    else:
+        write_site(files, config.out_dir, config.input_dirs)
     if cache is not None:
         cache.prune("verify")
         cache.prune("page")

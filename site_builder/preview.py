@@ -1,15 +1,15 @@
-"""Preview builds: rebuild into a fresh temporary folder on every change, publish what built.
+"""Preview builds: rebuild in memory on every change, publish what built.
 
-No request ever sees a half-built site: each rebuild goes into a new folder and the served
-folder is switched only after it was written. A rebuild that fails (input, verification or
-template errors) keeps the last site and records the errors for the server to show. After
-the first build the new site is served before the site checks run; an error they find is
-shown in the banner over it. The only module that imports watchfiles.
+No request ever sees a half-built site: each rebuild's files are held in memory (`ServedSite`)
+and the served site is switched only once they are all there. A rebuild that fails (input,
+verification or template errors) keeps the last site and records the errors for the server to
+show. After the first build the new site is served before the site checks run; an error they
+find is shown in the banner over it. The only module that imports watchfiles.
 
 A rebuild after the first reuses what the last one computed (the build cache, held in
-memory), hard-links the files that did not change, and serves the last search index at once;
-Pagefind indexes the new pages in the background and its bundle replaces the old one quietly
-(no reload), unless another save came first.
+memory), writes nothing to disk, and serves the last search index at once; Pagefind indexes
+the new pages in the background (in the preview's temporary folder) and its bundle replaces
+the old one quietly (no reload), unless another save came first.
 """
 
 from __future__ import annotations
@@ -26,35 +26,33 @@ from watchfiles import watch
 from site_builder.cache import BuildCache
 from site_builder.config import BuildConfig
 from site_builder.errors import BuilderError, InputError, OutputError
-from site_builder.models import BuildReport
+from site_builder.models import BuildReport, Page
 from site_builder.pipeline import build
 from site_builder.search import BUNDLE, SearchIndex
+from site_builder.served import ServedSite
 from site_builder.workdirs import preview_folder
-from site_builder.write import link_copy, write_tree
 
-KEEP_SITES = 2
-"""Keep the previous site beside the current one, so requests in flight can finish."""
 ASSET_GRACE_SECONDS = 60.0
 """Keep a replaced site this long, so pages of it still loading can fetch its assets."""
 
 
 @dataclass
 class PreviewState:
-    """What the server shows: the current site folder, its version, and the last build error."""
+    """What the server shows: the current site, its version, and the last build error."""
 
-    site: Path | None = None
+    site: ServedSite | None = None
     version: int = 0
     errors: tuple[str, ...] = ()
     warnings: tuple[str, ...] = ()
     """Unacknowledged warnings of the site being served."""
-    retired: tuple[tuple[Path, float], ...] = ()
-    """Site folders served before the current one, newest first, each with the time
+    retired: tuple[tuple[ServedSite, float], ...] = ()
+    """Sites served before the current one, newest first, each with the time
     (`time.monotonic`) it was replaced; only those replaced within ASSET_GRACE_SECONDS."""
     changed: threading.Condition = field(default_factory=threading.Condition)
 
     def publish(
         self,
-        site: Path | None,
+        site: ServedSite | None,
         errors: tuple[str, ...],
         warnings: tuple[str, ...] = (),
         *,
@@ -63,7 +61,7 @@ class PreviewState:
         """Switch to a new site (or keep the old one with errors) and wake every waiting tab;
         without `reload`, switch to a site whose pages are the same (a new search index)."""
         with self.changed:
-            if site is not None and self.site is not None and site != self.site:
+            if site is not None and self.site is not None and site is not self.site:
                 now = time.monotonic()
                 kept = [(path, at) for path, at in self.retired if now - at < ASSET_GRACE_SECONDS]
                 self.retired = ((self.site, now), *kept)
@@ -84,14 +82,14 @@ class PreviewState:
             self.changed.wait_for(lambda: self.version != version, timeout=timeout)
             return self.version
 
-    def recent(self) -> tuple[Path, ...]:
-        """Return the folders replaced within the last ASSET_GRACE_SECONDS, newest first."""
+    def recent(self) -> tuple[ServedSite, ...]:
+        """Return the sites replaced within the last ASSET_GRACE_SECONDS, newest first."""
         now = time.monotonic()
         return tuple(path for path, at in self.retired if now - at < ASSET_GRACE_SECONDS)
 
 
 class Previewer:
-    """Builds the project into numbered folders under one temporary directory."""
+    """Builds the project in memory; Pagefind works in one temporary folder."""
 
     def __init__(self, config: BuildConfig, log: Callable[[str], None]) -> None:
         self.config = config
@@ -99,94 +97,91 @@ class Previewer:
         self.state = PreviewState()
         self.workdir = preview_folder()
         self.cache = BuildCache(config.cache_dir, memory=True) if config.cache_dir else None
-        self._count = 0
         self._lock = threading.Lock()
         self._indexing: SearchIndex | None = None
         self._indexer: threading.Thread | None = None
+        self._stopped: threading.Event | None = None
 
     def rebuild(self) -> bool:
-        """Build once into a fresh folder and publish it; then publish the checks' findings.
+        """Build once and publish the site; then publish the checks' findings.
 
-        After the first build the new site is served as soon as it is written (the last
+        After the first build the new site is served as soon as it is rendered (the last
         search index with it, Pagefind starting in the background) and the checks follow:
         their errors and warnings reach the banner with one more reload, only if they changed.
         """
         self._stop_indexing()
         with self._lock:
-            self._count += 1
-            out = self.workdir / f"site-{self._count}"
             last = self.state.site
             started = time.perf_counter()
             shown: list[float] = []
+            served: list[ServedSite] = []
 
-            def show(report: BuildReport) -> None:
-                assert last is not None
-                link_copy(last / BUNDLE, out / BUNDLE)  # the last index, until the new one
-                self.state.publish(out, (), self.state.warnings)
+            def serve(files: list[Page], report: BuildReport) -> None:
+                if last is None:
+                    served.append(ServedSite(files))
+                    return
+                site = ServedSite([*files, *_bundle(last)])
+                served.append(site)
+                self.state.publish(site, (), self.state.warnings)
                 shown.append(time.perf_counter() - started)
-                self._index_later(out, report)
+                self._index_later(site, report)
 
-            outcome = _build_outcome(self.config, out, self.cache, last, show if last else None)
+            outcome = _build_outcome(self.config, self.workdir, self.cache, last is None, serve)
             errors, warnings, report = outcome
             seconds = time.perf_counter() - started
             if errors or report is None:
                 self.log(f"Rebuild failed: {errors[0]}" + _more(errors))
-                if not shown:
-                    shutil.rmtree(out, ignore_errors=True)
                 self.state.publish(None, errors)
                 return False
             changed = warnings != self.state.warnings
-            self.state.publish(out, (), warnings, reload=changed or not shown)
+            self.state.publish(served[0], (), warnings, reload=changed or not shown)
             took = f"Shown in {shown[0]:.2f} s, checked in" if shown else "Took"
             self.log(
                 f"Rebuilt ({self.state.version}): 0 errors, {len(warnings)} warning(s). "
                 f"{took} {seconds:.2f} s."
             )
-            self._prune()
             return True
 
-    def _index_later(self, site: Path, report: BuildReport) -> None:
+    def _index_later(self, site: ServedSite, report: BuildReport) -> None:
         """Index the site's pages in the background; serve them with the new bundle after."""
-        try:
-            self._indexing = SearchIndex(report.pages, report.language, site)
-        except OutputError as error:
-            self.log(f"Search index not updated: {error}")
-            return
+        stopped = threading.Event()
+        self._stopped = stopped
         self._indexer = threading.Thread(
-            target=self._finish_indexing, args=(self._indexing, site), daemon=True
+            target=self._index, args=(site, report, stopped), daemon=True
         )
         self._indexer.start()
 
-    def _finish_indexing(self, index: SearchIndex, site: Path) -> None:
-        """Wait for Pagefind; if `site` is still served, serve it with the new bundle."""
+    def _index(self, site: ServedSite, report: BuildReport, stopped: threading.Event) -> None:
+        """Write the pages for Pagefind and wait for it (unless `stopped` by a newer rebuild);
+        if `site` is still served, serve it with the new bundle."""
         try:
-            bundle = index.pages()
-        except OutputError:
-            return  # stopped by a newer rebuild, or failed: the last bundle stays
-        finally:
-            index.close()
-        with self._lock:
-            if self.state.site != site:
+            index = SearchIndex(report.pages, report.language, self.workdir / "site")
+        except OutputError as error:
+            self.log(f"Search index not updated: {error}")
+            return
+        with index:
+            self._indexing = index
+            if stopped.is_set():
                 return
-            self._count += 1
-            out = self.workdir / f"site-{self._count}"
             try:
-                link_copy(site, out, leave_out=BUNDLE)
-                write_tree(bundle, out)
-            except OSError as error:
-                shutil.rmtree(out, ignore_errors=True)
-                self.log(f"Search index not updated: {error}")
+                bundle = index.pages()
+            except OutputError:
+                return  # stopped by a newer rebuild, or failed: the last bundle stays
+        with self._lock:
+            if self.state.site is not site:
                 return
-            self.state.publish(out, self.state.errors, self.state.warnings, reload=False)
-            self._prune()
+            indexed = site.with_files(bundle, BUNDLE)
+            self.state.publish(indexed, self.state.errors, self.state.warnings, reload=False)
 
     def _stop_indexing(self) -> None:
         """Stop a background index of a site about to be replaced."""
+        if self._stopped is not None:
+            self._stopped.set()
         if self._indexing is not None:
             self._indexing.stop()
         if self._indexer is not None:
             self._indexer.join()
-        self._indexing = self._indexer = None
+        self._indexing = self._indexer = self._stopped = None
 
     def watch_forever(self, stop: threading.Event) -> None:
         """Rebuild after each burst of changes to the inputs, until `stop` is set."""
@@ -197,38 +192,33 @@ class Previewer:
             self.rebuild()
 
     def close(self) -> None:
-        """Stop indexing and remove every folder this preview wrote."""
+        """Stop indexing and remove the preview's temporary folder."""
         self._stop_indexing()
         shutil.rmtree(self.workdir, ignore_errors=True)
 
-    def _prune(self) -> None:
-        """Delete all but the newest KEEP_SITES site folders and those served within
-        ASSET_GRACE_SECONDS."""
-        folders = sorted(
-            (path for path in self.workdir.iterdir() if path.name.startswith("site-")),
-            key=lambda path: int(path.name.split("-")[1]),
-        )
-        keep = {self.state.site, *self.state.recent()}
-        for old in folders[:-KEEP_SITES]:
-            if old not in keep:
-                shutil.rmtree(old, ignore_errors=True)
+
+def _bundle(site: ServedSite) -> list[Page]:
+    """Return the search index's files of a site."""
+    prefix = f"{BUNDLE}/"
+    return [Page(path, body) for path, body in site.files.items() if path.startswith(prefix)]
 
 
 def _build_outcome(
     config: BuildConfig,
-    out: Path,
+    workdir: Path,
     cache: BuildCache | None,
-    last: Path | None,
-    shown: Callable[[BuildReport], None] | None,
+    first: bool,
+    serve: Callable[[list[Page], BuildReport], None],
 ) -> tuple[tuple[str, ...], tuple[str, ...], BuildReport | None]:
-    """Build into `out`, drafts included; return (errors, unacknowledged warnings) as lines,
-    and the report. Indexed for search only when there is no `last` site to serve the last
-    index from; with `shown`, written (and `shown` called) before the checks run."""
+    """Build, drafts included, handing the files to `serve`; return (errors, unacknowledged
+    warnings) as lines, and the report. Only the `first` build is indexed for search (the
+    later ones serve the last index until theirs is done), and only later builds hand their
+    files over before the checks run."""
     preview = BuildConfig(
-        config.root, out, config.today, include_drafts=True, cache_dir=config.cache_dir
+        config.root, workdir / "site", config.today, include_drafts=True, cache_dir=config.cache_dir
     )
     try:
-        report = build(preview, cache=cache, search=last is None, link_from=last, shown=shown)
+        report = build(preview, cache=cache, search=first, serve=serve)
     except InputError as error:
         return tuple(str(problem) for problem in error.problems), (), None
     except (OutputError, BuilderError) as error:

@@ -16,14 +16,14 @@ import signal
 import threading
 from collections.abc import Callable
 from http import HTTPStatus
-from pathlib import Path
 from types import FrameType
 from urllib.parse import parse_qs, urlsplit
 
 from site_builder.config import BuildConfig
 from site_builder.errors import ServeError
 from site_builder.preview import Previewer
-from site_builder.server import TYPES, PreviewServer, StrictHandler, _resolve
+from site_builder.served import ServedSite
+from site_builder.server import TYPES, PreviewServer, StrictHandler
 
 KEEPALIVE_SECONDS = 5.0
 """Seconds between comments on an idle live-reload stream (each finds a closed tab)."""
@@ -54,7 +54,7 @@ def serve(
         stop = threading.Event()
         try:
             signal.signal(signal.SIGTERM, _interrupt)  # from the first build on
-            log(f"Building into {previewer.workdir} (removed on exit)")
+            log(f"Serving from memory; search index built in {previewer.workdir} (removed on exit)")
             previewer.rebuild()
             watcher = threading.Thread(target=previewer.watch_forever, args=(stop,), daemon=True)
             watcher.start()
@@ -92,11 +92,12 @@ class PreviewHandler(StrictHandler):
             body = _page("Build failed", _banner(errors), version).encode()
             self.send(HTTPStatus.SERVICE_UNAVAILABLE, TYPES[".html"], body, head)
             return
-        target, status = _resolve(site, parts.path)
+        target, status = site.resolve(parts.path)
         if status == HTTPStatus.NOT_FOUND and parts.path.startswith("/assets/"):
             for old in state.recent():  # a page of a replaced site still loading its assets
-                target, status = _resolve(old, parts.path)
+                target, status = old.resolve(parts.path)
                 if target is not None:
+                    site = old
                     break
         if status == HTTPStatus.MOVED_PERMANENTLY:
             self.send_response(status)
@@ -105,34 +106,25 @@ class PreviewHandler(StrictHandler):
             self.send_header("Content-Length", "0")
             self.end_headers()
             return
-        try:
-            body = target.read_bytes() if target is not None else None
-        except OSError:  # pruned since it was resolved
-            body, status = None, HTTPStatus.NOT_FOUND
-        if target is None or body is None:
+        if target is None:
             self._send_error_page(status, site, head)
             return
-        kind = (
-            TYPES.get(target.suffix)
-            or mimetypes.guess_type(target.name)[0]
-            or "application/octet-stream"
-        )
+        body = site.files[target]
+        name = target.rsplit("/", 1)[-1]
+        suffix = name[name.rfind(".") :] if "." in name else ""
+        kind = TYPES.get(suffix) or mimetypes.guess_type(name)[0] or "application/octet-stream"
         if kind.startswith("text/html"):
             body = _inject(body.decode("utf-8"), version, errors, warnings).encode()
         self.send(status, kind, body, head)
 
-    def _send_error_page(self, status: HTTPStatus, site: Path, head: bool) -> None:
+    def _send_error_page(self, status: HTTPStatus, site: ServedSite, head: bool) -> None:
         """Send the site's 404 page for a missing file, a short text for any other refusal."""
-        page = site / "404.html"
-        try:
-            body = page.read_text("utf-8") if status == HTTPStatus.NOT_FOUND else None
-        except OSError:
-            body = None
-        if body is None:
+        page = site.files.get("404.html") if status == HTTPStatus.NOT_FOUND else None
+        if page is None:
             self.send_text(status, f"{status.value} {status.phrase}\n", head)
             return
         state = self.server.state
-        body = _inject(body, state.version, state.errors, state.warnings)
+        body = _inject(page.decode("utf-8"), state.version, state.errors, state.warnings)
         self.send(status, TYPES[".html"], body.encode(), head)
 
     def _stream_events(self, client_version: str) -> None:

@@ -23,8 +23,6 @@ import time
 from http import HTTPStatus
 from http.client import HTTPMessage
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
-from urllib.parse import unquote
 
 from site_builder.preview import PreviewState
 
@@ -266,34 +264,3 @@ class StrictHandler(BaseHTTPRequestHandler):
     def send_text(self, status: HTTPStatus, text: str, head: bool = False) -> None:
         """Send a short plain-text answer."""
         self.send(status, TYPES[".txt"], text.encode(), head)
-
-
-def _resolve(site: Path, raw_path: str) -> tuple[Path | None, HTTPStatus]:
-    """Map a request path to a file inside `site`, or say why not (400, 403, 404, 301)."""
-    try:
-        path = unquote(raw_path, errors="strict")
-    except UnicodeDecodeError:
-        return None, HTTPStatus.BAD_REQUEST
-    if "\x00" in path or "\\" in path or not path.startswith("/"):
-        return None, HTTPStatus.BAD_REQUEST
-    segments = [segment for segment in path.split("/") if segment]
-    if any(segment in {".", ".."} for segment in segments):
-        return None, HTTPStatus.FORBIDDEN
-    root = site.resolve()
-    target = root.joinpath(*segments)
-    try:
-        resolved = target.resolve(strict=False)
-    except (OSError, RuntimeError):
-        return None, HTTPStatus.FORBIDDEN
-    if not resolved.is_relative_to(root):
-        return None, HTTPStatus.FORBIDDEN
-    try:
-        if resolved.is_dir():
-            if not path.endswith("/"):
-                return None, HTTPStatus.MOVED_PERMANENTLY
-            resolved = resolved / "index.html"
-        if resolved.is_file():
-            return resolved, HTTPStatus.OK
-    except OSError:  # a name too long for the file system, say: no such file
-        pass
-    return None, HTTPStatus.NOT_FOUND

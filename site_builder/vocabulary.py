@@ -105,6 +105,11 @@ class Spelling(_Strict):
         return {}
 
     @cached_property
+    def slugs(self) -> dict[str, str]:
+        """The words made from slug-like values with this spelling so far (humanize's memo)."""
+        return {}
+
+    @cached_property
     def phrase_words(self) -> tuple[tuple[tuple[str, ...], str], ...]:
         """The phrases as (lower-case words, replacement)."""
         return tuple((tuple(phrase.lower().split()), text) for phrase, text in self.phrases)

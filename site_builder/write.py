@@ -24,10 +24,8 @@ def write_site(
     pages: Sequence[Page],
     out_dir: Path,
     inputs: Sequence[Path] = (),
-    link_from: Path | None = None,
 ) -> None:
-    """Write `pages` to `out_dir`, replacing its previous contents in one swap; a file with
-    the same bytes in `link_from` is hard-linked instead of written."""
+    """Write `pages` to `out_dir`, replacing its previous contents in one swap."""
     out_dir = out_dir.resolve()
     _refuse_input_folder(out_dir, inputs)
     try:
@@ -37,7 +35,7 @@ def write_site(
         message = f"cannot create the staging folder: {error.strerror or error}"
         raise OutputError(out_dir.parent, message) from None
     try:
-        write_tree(pages, staging, link_from)
+        write_tree(pages, staging)
         _swap(staging, out_dir)
     except OSError as error:
         shutil.rmtree(staging, ignore_errors=True)
@@ -48,9 +46,8 @@ def write_site(
         raise
 
 
-def write_tree(pages: Sequence[Page], folder: Path, link_from: Path | None = None) -> None:
-    """Write every page under `folder` (which must exist and be empty); link the files
-    `link_from` holds with the same bytes."""
+def write_tree(pages: Sequence[Page], folder: Path) -> None:
+    """Write every page under `folder` (which must exist and be empty)."""
     root = folder.resolve()
     made = {root}
     for page in pages:
@@ -61,36 +58,8 @@ def write_tree(pages: Sequence[Page], folder: Path, link_from: Path | None = Non
             target.parent.mkdir(parents=True, exist_ok=True)
             made.update(target.parent.parents)
             made.add(target.parent)
-        if link_from is None or not _linked(link_from / page.path, target, page.content):
-            target.write_bytes(page.content)
+        target.write_bytes(page.content)
     os.chmod(root, 0o755)
-
-
-def link_copy(source: Path, target: Path, leave_out: str = "") -> None:
-    """Hard-link every regular file under `source` to the same path under `target`, except
-    those under the top-level folder `leave_out`; a missing `source` copies nothing."""
-    for directory, folders, names in os.walk(source):
-        here = Path(directory)
-        relative = here.relative_to(source)
-        if leave_out and relative == Path("."):
-            folders[:] = [name for name in folders if name != leave_out]
-        (target / relative).mkdir(parents=True, exist_ok=True)
-        for name in names:
-            if not (here / name).is_symlink():
-                os.link(here / name, target / relative / name)
-
-
-def _linked(source: Path, target: Path, content: bytes) -> bool:
-    """Hard-link `source` to `target` if it is a regular file holding `content`."""
-    try:
-        if source.is_symlink() or source.stat().st_size != len(content):
-            return False
-        if source.read_bytes() != content:
-            return False
-        os.link(source, target)
-    except OSError:
-        return False
-    return True
 
 
 def _swap(staging: Path, out_dir: Path) -> None:

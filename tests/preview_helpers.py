@@ -93,9 +93,9 @@ def start_preview(root: Path, *args: str) -> Preview:
     line = next(line for line in stdout if "Serving the preview at" in line)
     url = re.search(r"http://\S+/", line).group(0)
     workdir = next(
-        Path(re.search(r"Building into (\S+)", entry).group(1))
+        Path(found.group(1))
         for entry in stderr
-        if entry.startswith("Building into")
+        if (found := re.search(r"search index built in (\S+) \(removed on exit\)", entry))
     )
     return Preview(process, url, workdir, stderr, stdout)
 

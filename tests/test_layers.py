@@ -65,6 +65,7 @@ ORDER = [
     "registry",
     "progress",
     "pipeline",
+    "served",
     "preview",
     "server",
     "serve",

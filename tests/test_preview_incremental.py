@@ -1,12 +1,17 @@
 """The preview after a sequence of edits serves exactly what a cold build writes.
 
-Rebuilds after the first reuse the build cache held in memory and hard-link unchanged files;
-the search index follows in the background without reloading open tabs.
+Rebuilds after the first reuse the build cache held in memory and are served from memory
+(nothing is written); the search index follows in the background without reloading open tabs.
+What is served is fetched over HTTP, as a browser would, and compared byte for byte with the
+cold build's files (HTML without the reload script and banners the preview adds).
 """
 
 from __future__ import annotations
 
+import hashlib
+import re
 import time
+from collections.abc import Iterable
 from pathlib import Path
 
 import yaml
@@ -18,18 +23,41 @@ from tests.test_incremental import add_guide, grow, probes
 SETTLE_SECONDS = 60
 
 
-def served_folder(preview: Preview) -> Path:
-    """Return the site folder the preview serves now (its newest)."""
-    folders = [path for path in preview.workdir.iterdir() if path.name.startswith("site-")]
-    return max(folders, key=lambda path: int(path.name.split("-")[1]))
+PREVIEW_ADDITIONS = re.compile(
+    r'(?:<div id="glm52-build-error".*?</div>)?'
+    r'(?:<details id="glm52-build-warnings".*?</details>)?'
+    r'<script src="/__livereload\.js" data-version="\d+"></script>(?=</body>(?!.*</body>))',
+    re.DOTALL,
+)
+
+
+def as_built(path: str, body: bytes) -> bytes:
+    """Return a served file as the build made it: HTML without the preview's reload script
+    and banners (added to responses only)."""
+    if not path.endswith(".html"):
+        return body
+    text, added = PREVIEW_ADDITIONS.subn("", body.decode("utf-8"))
+    assert added == 1, f"/{path}: the preview's additions are not where expected"
+    return text.encode("utf-8")
+
+
+def served_digest(preview: Preview, paths: Iterable[str]) -> dict[str, str]:
+    """Fetch each site path from the preview; return {path: sha256 of it as built}."""
+    digest = {}
+    for path in paths:
+        status, _, body = preview.get(f"/{path}")
+        assert status == 200, f"/{path} answered {status}"
+        digest[path] = hashlib.sha256(as_built(path, body)).hexdigest()
+    return digest
 
 
 def settles_to(preview: Preview, expected: dict[str, str]) -> dict[str, str]:
-    """Wait until the served folder holds `expected` (the search index may follow later)."""
+    """Wait until the preview serves every file of `expected` with its bytes (the search
+    index may follow later)."""
     deadline = time.monotonic() + SETTLE_SECONDS
     served: dict[str, str] = {}
     while time.monotonic() < deadline:
-        served = tree_digest(served_folder(preview))
+        served = served_digest(preview, expected)
         if served == expected:
             break
         time.sleep(0.2)
@@ -53,9 +81,9 @@ def test_after_a_sequence_of_edits_the_preview_serves_what_a_cold_build_writes(
     preview = start_preview(project.root)
     try:
         preview.wait_for_rebuilds(1, timeout=60)
-        assert settles_to(preview, cold_build(project, tmp_path / "cold-0")) == tree_digest(
-            tmp_path / "cold-0"
-        )
+        expected = cold_build(project, tmp_path / "cold-0")
+        assert settles_to(preview, expected) == expected
+        ever_built = set(expected)
         prose = probes(project)[0]
         edits = [
             lambda: prose.write_text(prose.read_text("utf-8") + "\nA line about warmup.\n"),
@@ -69,6 +97,10 @@ def test_after_a_sequence_of_edits_the_preview_serves_what_a_cold_build_writes(
             time.sleep(2)  # a burst of saves (record + prose) is one rebuild
             expected = cold_build(project, tmp_path / f"cold-{step}")
             assert settles_to(preview, expected) == expected, f"after edit {step - 1}"
+            # Nothing else is served: pages of earlier builds that this one lacks are gone.
+            for path in sorted(ever_built - set(expected)):
+                assert preview.get(f"/{path}")[0] == 404, f"/{path} after edit {step - 1}"
+            ever_built |= set(expected)
         assert not any(line.startswith("Rebuild failed") for line in preview.stderr)
     finally:
         preview.stop()

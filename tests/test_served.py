@@ -1,0 +1,58 @@
+"""The preview's in-memory site answers exactly the files a build made, by request path."""
+
+from __future__ import annotations
+
+from http import HTTPStatus
+
+import pytest
+
+from site_builder.models import Page
+from site_builder.served import ServedSite
+
+SITE = ServedSite(
+    [
+        Page("index.html", b"home"),
+        Page("404.html", b"missing"),
+        Page("guides/one/index.html", b"one"),
+        Page("assets/site.css", b"css"),
+        Page("pagefind/pagefind.js", b"old index"),
+        Page("tags/empty/.keep", b""),
+    ]
+)
+
+
+@pytest.mark.parametrize(
+    ("request_path", "answer"),
+    [
+        ("/", ("index.html", HTTPStatus.OK)),
+        ("/index.html", ("index.html", HTTPStatus.OK)),
+        ("/guides/one/", ("guides/one/index.html", HTTPStatus.OK)),
+        ("/guides//one/", ("guides/one/index.html", HTTPStatus.OK)),
+        ("/guides/%6fne/", ("guides/one/index.html", HTTPStatus.OK)),
+        ("/guides/one", (None, HTTPStatus.MOVED_PERMANENTLY)),
+        ("/guides", (None, HTTPStatus.MOVED_PERMANENTLY)),
+        ("/tags/empty/", (None, HTTPStatus.NOT_FOUND)),
+        ("/guides/two/", (None, HTTPStatus.NOT_FOUND)),
+        ("/guides/one/index.htm", (None, HTTPStatus.NOT_FOUND)),
+        ("/../etc/passwd", (None, HTTPStatus.FORBIDDEN)),
+        ("/guides/%2e%2e/%2e%2e/etc/passwd", (None, HTTPStatus.FORBIDDEN)),
+        ("/guides/./one/", (None, HTTPStatus.FORBIDDEN)),
+        ("/guides%5cone", (None, HTTPStatus.BAD_REQUEST)),
+        ("/index.html%00", (None, HTTPStatus.BAD_REQUEST)),
+        ("/%ff", (None, HTTPStatus.BAD_REQUEST)),
+        ("guides/one/", (None, HTTPStatus.BAD_REQUEST)),
+    ],
+)
+def test_a_request_path_maps_to_a_file_of_the_build_or_a_refusal(
+    request_path: str, answer: tuple[str | None, HTTPStatus]
+) -> None:
+    assert SITE.resolve(request_path) == answer
+
+
+def test_a_new_search_index_replaces_only_the_bundle() -> None:
+    indexed = SITE.with_files([Page("pagefind/pagefind.js", b"new index")], "pagefind")
+    assert indexed.files["pagefind/pagefind.js"] == b"new index"
+    assert {path: body for path, body in indexed.files.items() if "pagefind" not in path} == {
+        path: body for path, body in SITE.files.items() if "pagefind" not in path
+    }
+    assert SITE.files["pagefind/pagefind.js"] == b"old index", "the served site is unchanged"
