@@ -7,7 +7,10 @@ met while reading are collected, never raised, so one run reports them all.
 
 from __future__ import annotations
 
+import os
 import re
+import stat
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -31,6 +34,8 @@ REGISTRY_NAME = "registry.json"
 RULES_NAME = "rules.yaml"
 ACKNOWLEDGED_NAME = "acknowledged.yaml"
 VOCABULARY_NAME = "vocabulary.yaml"
+RACY_SECONDS = 2.0
+"""A file changed this recently is read again even if its status looks unchanged."""
 _OPERATION_ID = re.compile(r'"operationId"\s*:\s*"([A-Za-z0-9._-]{1,100})"')
 
 
@@ -163,21 +168,51 @@ def _read_each(
         if skip is not None and path.is_relative_to(skip):
             continue
         source = relative_path(path, config.root)
-        if path.is_symlink() and not path.resolve().is_relative_to(config.root):
-            problems.append(Problem(source, "file", "symlink points outside the project; refused"))
+        try:
+            info: os.stat_result | None = path.lstat()
+        except OSError:  # gone since the listing
             continue
-        if path.is_symlink() and not path.exists():
-            problems.append(Problem(source, "file", "cannot be read: the symlink points nowhere"))
+        if info is not None and stat.S_ISLNK(info.st_mode):
+            if not path.resolve().is_relative_to(config.root):
+                problems.append(
+                    Problem(source, "file", "symlink points outside the project; refused")
+                )
+                continue
+            if not path.exists():
+                problems.append(
+                    Problem(source, "file", "cannot be read: the symlink points nowhere")
+                )
+                continue
+            info = None  # the file it names is read every time
+        elif not stat.S_ISREG(info.st_mode):
             continue
-        if not path.is_file():
+        if info is None and not path.is_file():
             continue
         try:
-            raw = path.read_bytes()
-            yield source, cache.decoded(decode, raw) if cache is not None else decode(raw)
+            yield source, _decoded(path, info, decode, cache)
         except ReadError as error:
             problems.append(Problem(source, error.location, error.message))
         except OSError as error:
             problems.append(Problem(source, "file", f"cannot be read: {error.strerror or error}"))
+
+
+def _decoded(
+    path: Path,
+    info: os.stat_result | None,
+    decode: Callable[[bytes], Any],
+    cache: BuildCache | None,
+) -> Any:
+    """Return the file's bytes decoded. With the preview's memory cache, a regular file whose
+    status (modified and changed times, size, inode) is that of a file decoded in the last
+    build is not read again, unless it changed within RACY_SECONDS (a time stamp that coarse
+    could hide a second write), as git does."""
+    if cache is None:
+        return decode(path.read_bytes())
+    if info is None or time.time() - info.st_mtime < RACY_SECONDS:
+        return cache.decoded(decode, path.read_bytes())
+    status = (info.st_mtime_ns, info.st_ctime_ns, info.st_size, info.st_ino, info.st_dev)
+    key = ("file", decode.__qualname__, str(path), status)
+    return cache.reused(key, lambda: cache.decoded(decode, path.read_bytes()))
 
 
 def relative_path(path: Path, root: Path) -> str:

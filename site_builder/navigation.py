@@ -70,14 +70,15 @@ def verdict_family(classification: str, families: tuple[Family, ...]) -> Family:
 def family_groups(site: Site) -> tuple[FamilyGroup, ...]:
     """Return the non-empty verdict families of the vocabulary, in its order, with their guides."""
     families = site.vocabulary.families if site.vocabulary else ()
-    groups = []
-    for family in (*families, OTHER):
-        members = tuple(
-            g for g in site.guides if verdict_family(g.evidence.verdict, families) is family
-        )
-        if members:
-            groups.append(FamilyGroup(family, members))
-    return tuple(groups)
+    members: list[list[Guide]] = [[] for _ in (*families, OTHER)]
+    position = {id(family): index for index, family in enumerate((*families, OTHER))}
+    for guide in site.guides:
+        members[position[id(verdict_family(guide.evidence.verdict, families))]].append(guide)
+    return tuple(
+        FamilyGroup(family, tuple(guides))
+        for family, guides in zip((*families, OTHER), members, strict=True)
+        if guides
+    )
 
 
 def tag_pages(guides: tuple[Guide, ...]) -> tuple[TagPage, ...]:

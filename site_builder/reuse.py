@@ -97,7 +97,7 @@ def verification_key(guide: Guide, verify_key: str, cache: BuildCache | None) ->
 def site_digest(site: Site, templates_key: str, *, every_guide: bool) -> str:
     """Return the digest of what every guide page reads of the site: shared inputs, the URLs
     of all guides, and (when the guide templates read `site.guides`) every guide's summary."""
-    summaries = [_summary(guide) for guide in site.guides] if every_guide else []
+    summaries = [_summary(guide) for guide in site.guides] if every_guide else []  # for JSON
     images = sorted(site.images.items())  # a page shows an image by its hashed name and size
     registry = [entry.model_dump_json() for entry in site.registry]
     return digest(
@@ -124,11 +124,11 @@ def guide_page_key(
     return digest(
         "page",
         site_key,
-        repr(_summary(guide)),
+        summary_text(guide, cache),
         record_digest(guide, cache),
         guide.body,
         str(guide.body_line),
-        *(repr(_summary(other)) for other in shown),
+        *(summary_text(other, cache) for other in shown),
     )
 
 
@@ -140,9 +140,21 @@ def list_page_key(
     listed = (
         part
         for guide in guides
-        for part in (repr(_summary(guide)), record_digest(guide, cache), guide.body)
+        for part in (summary_text(guide, cache), record_digest(guide, cache), guide.body)
     )
     return digest("list", site_key, path, *listed)
+
+
+def summary_text(guide: Guide, cache: BuildCache | None) -> str:
+    """Return the guide's summary as text, once per guide object in a build: each guide's
+    key holds the summaries of the guides it shows, and each tag page's those it lists (the
+    memo keeps the guide alive, so its identity cannot pass to another object)."""
+    if cache is None:
+        return repr(_summary(guide))
+    held = cache.reused(
+        ("summary", id(guide)), lambda: (guide, repr(_summary(guide))), in_build=True
+    )
+    return held[1]
 
 
 def _summary(guide: Guide) -> tuple[Any, ...]:

@@ -7,7 +7,9 @@ open tabs only when they changed.
 
 from __future__ import annotations
 
+import os
 import re
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -109,3 +111,26 @@ def test_changed_warnings_reach_the_banner_with_a_second_reload(
     assert previewer.state.version == version + 2
     assert len(previewer.state.warnings) > len(warnings)
     assert any("description" in warning for warning in previewer.state.warnings)
+
+
+def test_a_save_that_keeps_the_size_and_modified_time_is_still_seen(
+    project: Project, previewer: Previewer
+) -> None:
+    # The preview skips reading files whose status is unchanged; the status includes the
+    # change time, which no tool can set back, so a same-size edit with its modified time
+    # restored (an editor keeping time stamps, a sync tool) is read all the same.
+    record = project.root / "records" / "000_f07234cca5c1d19d.json"
+    a_day_ago = time.time_ns() - 86_400 * 10**9
+    os.utime(record, ns=(a_day_ago, a_day_ago))
+    assert previewer.rebuild()
+    text = record.read_text("utf-8")
+    assert "one-env-rollback" in text
+    record.write_text(text.replace("one-env-rollback", "two-env-rollback"), "utf-8")
+    os.utime(record, ns=(a_day_ago, a_day_ago))
+    assert previewer.rebuild()
+    assert previewer.state.site is not None
+    pages = [
+        body for path, body in previewer.state.site.files.items() if GUIDE_PAGE.fullmatch(path)
+    ]
+    assert any(b"two env rollback" in page for page in pages)
+    assert not any(b"one env rollback" in page for page in pages)
