@@ -37,6 +37,7 @@ if str(ROOT) not in sys.path:
 import yaml  # noqa: E402
 from watchfiles import watch  # noqa: E402
 
+from site_builder.preview import WATCH_DEBOUNCE_MS, WATCH_STEP_MS  # noqa: E402
 from tests import preview_helpers  # noqa: E402
 from tests.test_browser import CHROMIUM, CHROMIUM_ARGS, GUIDE, RECORD  # noqa: E402
 
@@ -196,7 +197,9 @@ def measure(browser: Any, root: Path, label: str, edits: int) -> list[tuple[floa
     stop, results = threading.Event(), []
 
     def observe() -> None:  # the preview's watcher settings (site_builder/preview.py)
-        for _ in watch(root / "records", debounce=1600, step=100, stop_event=stop):
+        for _ in watch(
+            root / "records", debounce=WATCH_DEBOUNCE_MS, step=WATCH_STEP_MS, stop_event=stop
+        ):
             fired.append(time.perf_counter())
 
     with contextlib.ExitStack() as cleanup:

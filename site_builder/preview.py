@@ -32,6 +32,10 @@ from site_builder.search import BUNDLE, SearchIndex
 from site_builder.served import ServedSite
 from site_builder.workdirs import preview_folder
 
+WATCH_STEP_MS = 100
+"""A burst of saves ends after this long without another change; then the rebuild starts."""
+WATCH_DEBOUNCE_MS = 1600
+"""The longest a burst of saves (a checkout, a script) is gathered into one rebuild."""
 ASSET_GRACE_SECONDS = 60.0
 """Keep a replaced site this long, so pages of it still loading can fetch its assets."""
 
@@ -43,8 +47,8 @@ class PreviewState:
     site: ServedSite | None = None
     version: int = 0
     errors: tuple[str, ...] = ()
-    warnings: tuple[str, ...] = ()
-    """Unacknowledged warnings of the site being served."""
+    warnings: tuple[tuple[str, str], ...] = ()
+    """Unacknowledged warnings of the site being served: (the page each is about, its line)."""
     retired: tuple[tuple[ServedSite, float], ...] = ()
     """Sites served before the current one, newest first, each with the time
     (`time.monotonic`) it was replaced; only those replaced within ASSET_GRACE_SECONDS."""
@@ -54,7 +58,7 @@ class PreviewState:
         self,
         site: ServedSite | None,
         errors: tuple[str, ...],
-        warnings: tuple[str, ...] = (),
+        warnings: tuple[tuple[str, str], ...] = (),
         *,
         reload: bool = True,
     ) -> None:
@@ -187,7 +191,11 @@ class Previewer:
         """Rebuild after each burst of changes to the inputs, until `stop` is set."""
         paths = [path for path in self.config.input_dirs if path.exists()]
         for _changes in watch(
-            *paths, debounce=1600, step=100, stop_event=stop, raise_interrupt=False
+            *paths,
+            debounce=WATCH_DEBOUNCE_MS,
+            step=WATCH_STEP_MS,
+            stop_event=stop,
+            raise_interrupt=False,
         ):
             self.rebuild()
 
@@ -209,9 +217,9 @@ def _build_outcome(
     cache: BuildCache | None,
     first: bool,
     serve: Callable[[list[Page], BuildReport], None],
-) -> tuple[tuple[str, ...], tuple[str, ...], BuildReport | None]:
+) -> tuple[tuple[str, ...], tuple[tuple[str, str], ...], BuildReport | None]:
     """Build, drafts included, handing the files to `serve`; return (errors, unacknowledged
-    warnings) as lines, and the report. Only the `first` build is indexed for search (the
+    warnings) as lines (each warning with the page it is about), and the report. Only the `first` build is indexed for search (the
     later ones serve the last index until theirs is done), and only later builds hand their
     files over before the checks run."""
     preview = BuildConfig(
@@ -227,7 +235,7 @@ def _build_outcome(
         return (f"{type(error).__name__}: {error}",), (), None
     errors = tuple(str(f) for f in report.findings if f.severity == "error")
     warnings = tuple(
-        str(f) for f in report.findings if f.severity == "warning" and not f.acknowledged
+        (f.page, str(f)) for f in report.findings if f.severity == "warning" and not f.acknowledged
     )
     return errors, warnings, report
 

@@ -22,9 +22,11 @@ from urllib.parse import parse_qs, urlsplit
 from site_builder.config import BuildConfig
 from site_builder.errors import ServeError
 from site_builder.preview import Previewer
-from site_builder.served import ServedSite
+from site_builder.served import INDEX, ServedSite
 from site_builder.server import TYPES, PreviewServer, StrictHandler
 
+OTHER_WARNINGS = 20
+"""How many warnings about other pages the warnings box lists on each page."""
 KEEPALIVE_SECONDS = 5.0
 """Seconds between comments on an idle live-reload stream (each finds a closed tab)."""
 LIVERELOAD_JS = b"""(() => {
@@ -114,7 +116,7 @@ class PreviewHandler(StrictHandler):
         suffix = name[name.rfind(".") :] if "." in name else ""
         kind = TYPES.get(suffix) or mimetypes.guess_type(name)[0] or "application/octet-stream"
         if kind.startswith("text/html"):
-            body = _inject(body.decode("utf-8"), version, errors, warnings).encode()
+            body = _inject(body.decode("utf-8"), version, errors, warnings, _url(target)).encode()
         self.send(status, kind, body, head)
 
     def _send_error_page(self, status: HTTPStatus, site: ServedSite, head: bool) -> None:
@@ -154,16 +156,27 @@ class PreviewHandler(StrictHandler):
 
 
 def _inject(
-    page: str, version: int, errors: tuple[str, ...], warnings: tuple[str, ...] = ()
+    page: str,
+    version: int,
+    errors: tuple[str, ...],
+    warnings: tuple[tuple[str, str], ...] = (),
+    here: str = "",
 ) -> str:
-    """Add the reload script, the error banner after a failed rebuild, and the warnings."""
+    """Add the reload script, the error banner after a failed rebuild, and the warnings (those
+    about the page at `here` first)."""
     addition = (
         _banner(errors)
-        + _warnings(warnings)
+        + _warnings(warnings, here)
         + f'<script src="/__livereload.js" data-version="{version}"></script>'
     )
     index = page.rfind("</body>")
     return page[:index] + addition + page[index:] if index != -1 else page + addition
+
+
+def _url(path: str) -> str:
+    """Return the site URL of a file: `guides/x/index.html` is `/guides/x/`."""
+    folder, _, name = path.rpartition("/")
+    return f"/{folder}/".replace("//", "/") if name == INDEX else f"/{path}"
 
 
 def _banner(errors: tuple[str, ...]) -> str:
@@ -181,19 +194,31 @@ def _banner(errors: tuple[str, ...]) -> str:
     )
 
 
-def _warnings(warnings: tuple[str, ...]) -> str:
-    """Return the warnings of the served build: a count that opens into the list."""
+def _warnings(warnings: tuple[tuple[str, str], ...], here: str) -> str:
+    """Return the warnings of the served build: a count that opens into the list. Every
+    warning about the page at `here` is listed, then OTHER_WARNINGS of the rest (a large
+    site has thousands: `--audit` lists them all)."""
     if not warnings:
         return ""
-    items = "".join(f"<li>{html.escape(line)}</li>" for line in warnings)
+    mine = [line for page, line in warnings if page == here]
+    others = [line for page, line in warnings if page != here]
+    listed = [*mine, *others[:OTHER_WARNINGS]]
+    items = "".join(f"<li>{html.escape(line)}</li>" for line in listed)
+    more = len(warnings) - len(listed)
+    rest = (
+        f'<p style="margin:6px 0 0">{more:,} more on other pages: '
+        "<code>python build.py --audit</code> lists every one.</p>"
+        if more
+        else ""
+    )
     return (
         '<details id="glm52-build-warnings" role="status" style="position:fixed;'
         "z-index:2147483646;bottom:0;right:0;max-width:min(48rem,100vw);max-height:60vh;"
         "overflow:auto;background:#fef3c7;color:#1f2937;font:14px/1.4 ui-monospace,monospace;"
         'padding:8px 14px;border:2px solid #b45309;border-radius:6px 0 0 0">'
         f'<summary style="cursor:pointer;font-weight:bold">{len(warnings)} warning(s) in this '
-        "build</summary>"
-        f'<ul style="margin:6px 0 0;padding-left:20px">{items}</ul>'
+        f"build, {len(mine)} on this page</summary>"
+        f'<ul style="margin:6px 0 0;padding-left:20px">{items}</ul>{rest}'
         '<p style="margin:6px 0 0">Fix the input, or acknowledge a warning with a reason '
         "(front matter <code>acknowledge:</code> or content/acknowledged.yaml).</p></details>"
     )

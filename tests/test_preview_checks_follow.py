@@ -110,7 +110,7 @@ def test_changed_warnings_reach_the_banner_with_a_second_reload(
     assert previewer.rebuild()
     assert previewer.state.version == version + 2
     assert len(previewer.state.warnings) > len(warnings)
-    assert any("description" in warning for warning in previewer.state.warnings)
+    assert any("description" in line for _, line in previewer.state.warnings)
 
 
 def test_a_save_that_keeps_the_size_and_modified_time_is_still_seen(
