@@ -24,13 +24,12 @@ from site_builder.seo import (
     SAME_JOB,
     Doc,
     display_url,
-    evidence_text,
     newer_first,
     reviewed,
     shingles,
     stopwords,
 )
-from site_builder.words import SPELLING, numbered, word_ids
+from site_builder.words import SPELLING, evidence_texts, numbered, word_ids
 
 STRONG_OVERLAP = 0.4
 """Below the near-duplicate level but worth a human look: a warning. The four seed guides
@@ -82,7 +81,7 @@ def check_overlap(site: Site, scans: Iterable[PageScan]) -> list[Finding]:
     texts = {scan.key: scan.text for scan in scans}
     guides = [doc for doc in docs if doc.guide is not None]
     bodies = _long_docs(guides, [texts.get(doc.key, "") for doc in guides])
-    evidence = _long_docs(guides, [evidence_text(d.guide.evidence) for d in guides if d.guide])
+    evidence = _long_docs(guides, evidence_texts(d.guide.evidence for d in guides if d.guide))
     scores: dict[tuple[str, str], tuple[float, str]] = {}
     for kind, group in (("intent", docs), ("visible text", bodies), ("evidence", evidence)):
         for a, b, score in _scored_pairs(group):

@@ -5,7 +5,7 @@ pages for one reader job (cannibalisation), duplicate titles and `<h1>`s (a guid
 title; a registry page's title stands for both), duplicate meta descriptions, and titles and
 descriptions of a length search results cut (orphans: consistency.py). A finding about two
 pages names the newer guide (`newness`), never one that was there before it. Also the pages
-and text normal form (`Doc`, `shingles`, `words_of`, `evidence_text`) that overlap.py scores.
+and text normal form (`Doc`, `shingles`) that overlap.py scores.
 """
 
 from __future__ import annotations
@@ -13,13 +13,12 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import date, datetime
-from itertools import chain, pairwise
+from itertools import pairwise
 
-from site_builder.models import Evidence, Finding, Guide, Severity, Site
-from site_builder.schema import JsonValue
+from site_builder.models import Finding, Guide, Severity, Site
 from site_builder.urls import canonical_url, page_key
 from site_builder.vocabulary import in_use
 from site_builder.words import words_of
@@ -66,30 +65,6 @@ def shingles(text: str) -> frozenset[str]:
 def stopwords() -> frozenset[str]:
     """Return the stopwords of the record vocabulary in use."""
     return vocabulary.stopword_set if (vocabulary := in_use()) else frozenset()
-
-
-def evidence_text(evidence: Evidence) -> str:
-    """Return every published value of a record, so two pages of one evidence are found."""
-    parts: list[str] = [evidence.status, evidence.verdict]
-    receipts = [(receipt.name, receipt.url, receipt.sha256) for receipt in evidence.receipts]
-    fields = (evidence.invariants, evidence.model_facts, evidence.revisions, evidence.sections)
-    stack: list[Iterator[JsonValue]] = [
-        iter((receipts, *fields, evidence.boundary, evidence.decision))
-    ]
-    while stack:  # depth first, without recursion (a record may nest deeply)
-        for value in stack[-1]:
-            if type(value) is str:
-                parts.append(value)
-            elif isinstance(value, dict | list | tuple):
-                stack.append(
-                    chain.from_iterable(value.items()) if isinstance(value, dict) else iter(value)
-                )
-                break
-            elif value is not None:
-                parts.append(str(value))
-        else:
-            stack.pop()
-    return " ".join(parts)
 
 
 def newness(guide: Guide, site: Site) -> tuple[bool, date, datetime, str]:
