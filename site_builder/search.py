@@ -11,10 +11,8 @@ what templates mark `data-pagefind-body` (the guide article), skips `data-pagefi
 
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
+import os
 import shutil
-import signal
 import subprocess
 import sys
 from collections.abc import Sequence
@@ -30,10 +28,21 @@ UNUSED = ("pagefind-component-ui.", "pagefind-modular-ui.", "pagefind-highlight.
 TIMEOUT_SECONDS = 600
 PROMISED = ("pagefind-entry.json", "pagefind-ui.css", "pagefind-ui.js", "pagefind.js")
 """Bundle files with fixed names: pages may link them before the indexer has finished."""
-_PR_SET_PDEATHSIG = 1
-_LIBC = (
-    ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True) if sys.platform == "linux" else None
-)
+_LAUNCH = """
+import ctypes, ctypes.util, os, runpy, signal, sys
+if sys.platform == "linux":
+    libc = ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True)
+    libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG: killed when the starting thread ends
+    if os.getppid() != int(sys.argv[1]):
+        sys.exit("the builder is gone")
+sys.argv[:2] = ["pagefind"]
+runpy.run_module("pagefind", run_name="__main__", alter_sys=True)
+"""
+"""Runs Pagefind in the child: asks Linux to kill it when the thread that started it ends
+(`prctl(PR_SET_PDEATHSIG, SIGKILL)`, kept across Pagefind's exec), so a builder killed with
+SIGKILL leaves no indexer running. Set in the child itself, never in a `preexec_fn`: Python
+code between fork and exec can deadlock on a lock another thread held (the preview starts
+indexers while its checks run)."""
 
 
 def promised_pages() -> list[Page]:
@@ -65,7 +74,6 @@ class SearchIndex:
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
                 text=True,
-                preexec_fn=_die_with_parent,
             )
         except OSError as error:
             self.close()
@@ -115,15 +123,6 @@ class SearchIndex:
         shutil.rmtree(self._folder, ignore_errors=True)
 
 
-def _die_with_parent() -> None:
-    """In the child, before Pagefind starts: be killed when the thread that started it ends
-    (Linux `prctl(PR_SET_PDEATHSIG, SIGKILL)`), so a builder killed with SIGKILL leaves no
-    indexer running. Builds and the preview start indexers from threads that live as long
-    as the run."""
-    if _LIBC is not None:
-        _LIBC.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
-
-
 def _write_indexed(pages: Sequence[Page], site: Path) -> None:
     """Write the pages Pagefind reads under `site`: those with a `data-pagefind-body`, or
     every HTML page when none has one (Pagefind then indexes whole pages)."""
@@ -137,5 +136,6 @@ def _write_indexed(pages: Sequence[Page], site: Path) -> None:
 
 def _command(site: Path, bundle: Path, language: str) -> list[str]:
     """Return Pagefind's command line over `site`, writing its bundle to `bundle`."""
-    command = [sys.executable, "-m", "pagefind", "--site", str(site), "--output-path", str(bundle)]
+    launch = [sys.executable, "-c", _LAUNCH, str(os.getpid())]
+    command = [*launch, "--site", str(site), "--output-path", str(bundle)]
     return [*command, "--force-language", language, "--silent"]
