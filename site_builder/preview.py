@@ -36,6 +36,7 @@ WATCH_STEP_MS = 100
 """A burst of saves ends after this long without another change; then the rebuild starts."""
 WATCH_DEBOUNCE_MS = 1600
 """The longest a burst of saves (a checkout, a script) is gathered into one rebuild."""
+ASSETS = "assets"
 ASSET_GRACE_SECONDS = 60.0
 """Keep a replaced site this long, so pages of it still loading can fetch its assets."""
 
@@ -50,8 +51,8 @@ class PreviewState:
     warnings: tuple[tuple[str, str], ...] = ()
     """Unacknowledged warnings of the site being served: (the page each is about, its line)."""
     retired: tuple[tuple[ServedSite, float], ...] = ()
-    """Sites served before the current one, newest first, each with the time
-    (`time.monotonic`) it was replaced; only those replaced within ASSET_GRACE_SECONDS."""
+    """The assets of the sites served before the current one, newest first, each with the
+    time (`time.monotonic`) it was replaced; only those replaced within ASSET_GRACE_SECONDS."""
     changed: threading.Condition = field(default_factory=threading.Condition)
 
     def publish(
@@ -67,8 +68,8 @@ class PreviewState:
         with self.changed:
             if site is not None and self.site is not None and site is not self.site:
                 now = time.monotonic()
-                kept = [(path, at) for path, at in self.retired if now - at < ASSET_GRACE_SECONDS]
-                self.retired = ((self.site, now), *kept)
+                kept = [(old, at) for old, at in self.retired if now - at < ASSET_GRACE_SECONDS]
+                self.retired = ((self.site.under(ASSETS), now), *kept)
             if site is not None:
                 self.site = site
                 self.warnings = warnings

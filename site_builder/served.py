@@ -36,6 +36,13 @@ class ServedSite:
         """Return the files as pages, sorted by path."""
         return [Page(path, self.files[path]) for path in sorted(self.files)]
 
+    def under(self, folder: str) -> ServedSite:
+        """Return the files under the top-level `folder` alone (what a replaced site keeps)."""
+        prefix = f"{folder}/"
+        return ServedSite(
+            Page(path, body) for path, body in self.files.items() if path.startswith(prefix)
+        )
+
     def with_files(self, pages: Iterable[Page], replacing: str) -> ServedSite:
         """Return this site with the files under the top-level folder `replacing` replaced by
         `pages` (a new search index for the same pages)."""

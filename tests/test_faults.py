@@ -777,7 +777,7 @@ def test_a_failing_pagefind_is_one_line_and_keeps_the_previous_site(
     exploding = "import sys; print('Error: index exploded', file=sys.stderr); sys.exit(3)"
 
     def broken(command: list[str], **kwargs: Any) -> subprocess.Popen[str]:
-        if "pagefind" in command:
+        if any("pagefind" in part for part in command):
             command = [sys.executable, "-c", exploding]
         return real_popen(command, **kwargs)
 

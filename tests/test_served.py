@@ -7,6 +7,7 @@ from http import HTTPStatus
 import pytest
 
 from site_builder.models import Page
+from site_builder.preview import PreviewState
 from site_builder.served import ServedSite
 
 SITE = ServedSite(
@@ -56,3 +57,12 @@ def test_a_new_search_index_replaces_only_the_bundle() -> None:
         path: body for path, body in SITE.files.items() if "pagefind" not in path
     }
     assert SITE.files["pagefind/pagefind.js"] == b"old index", "the served site is unchanged"
+
+
+def test_a_replaced_site_keeps_only_its_assets_for_pages_still_loading() -> None:
+    state = PreviewState()
+    state.publish(SITE, ())
+    state.publish(ServedSite([Page("index.html", b"new")]), ())
+    [replaced] = state.recent()
+    assert replaced.files == {"assets/site.css": b"css"}
+    assert replaced.resolve("/assets/site.css") == ("assets/site.css", HTTPStatus.OK)
