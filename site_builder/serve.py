@@ -9,6 +9,7 @@ fingerprinted assets of the sites it replaced, so pages still loading find their
 from __future__ import annotations
 
 import errno
+import hashlib
 import html
 import json
 import mimetypes
@@ -25,6 +26,9 @@ from site_builder.preview import Previewer
 from site_builder.served import INDEX, ServedSite
 from site_builder.server import TYPES, PreviewServer, StrictHandler
 
+FOREVER = "public, max-age=31536000, immutable"
+"""How long a browser may keep a fingerprinted asset (its name changes with its bytes), as
+netlify.toml says for the deployed site: a reload then fetches the page alone."""
 OTHER_WARNINGS = 20
 """How many warnings about other pages the warnings box lists on each page."""
 KEEPALIVE_SECONDS = 5.0
@@ -35,6 +39,8 @@ LIVERELOAD_JS = b"""(() => {
   events.addEventListener("reload", () => { events.close(); location.reload(); });
 })();
 """
+LIVERELOAD_URL = f"/__livereload.js?v={hashlib.sha256(LIVERELOAD_JS).hexdigest()[:10]}"
+"""The script's address names its bytes, so a browser keeps it (FOREVER) until it changes."""
 
 
 def serve(
@@ -86,7 +92,7 @@ class PreviewHandler(StrictHandler):
             self._stream_events(parse_qs(parts.query).get("version", [""])[0])
             return
         if parts.path == "/__livereload.js":
-            self.send(HTTPStatus.OK, TYPES[".js"], LIVERELOAD_JS, head)
+            self.send(HTTPStatus.OK, TYPES[".js"], LIVERELOAD_JS, head, FOREVER)
             return
         state = self.server.state
         site, version, errors, warnings = state.site, state.version, state.errors, state.warnings
@@ -117,7 +123,7 @@ class PreviewHandler(StrictHandler):
         kind = TYPES.get(suffix) or mimetypes.guess_type(name)[0] or "application/octet-stream"
         if kind.startswith("text/html"):
             body = _inject(body.decode("utf-8"), version, errors, warnings, _url(target)).encode()
-        self.send(status, kind, body, head)
+        self.send(status, kind, body, head, FOREVER if target.startswith("assets/") else "no-store")
 
     def _send_error_page(self, status: HTTPStatus, site: ServedSite, head: bool) -> None:
         """Send the site's 404 page for a missing file, a short text for any other refusal."""
@@ -167,7 +173,7 @@ def _inject(
     addition = (
         _banner(errors)
         + _warnings(warnings, here)
-        + f'<script src="/__livereload.js" data-version="{version}"></script>'
+        + f'<script src="{LIVERELOAD_URL}" data-version="{version}"></script>'
     )
     index = page.rfind("</body>")
     return page[:index] + addition + page[index:] if index != -1 else page + addition
@@ -229,5 +235,5 @@ def _page(title: str, body: str, version: int) -> str:
     return (
         f"<!doctype html><html lang=en><head><meta charset=utf-8><title>{html.escape(title)}"
         f"</title></head><body>{body}<p>Fix the error and save: this page reloads.</p>"
-        f'<script src="/__livereload.js" data-version="{version}"></script></body></html>'
+        f'<script src="{LIVERELOAD_URL}" data-version="{version}"></script></body></html>'
     )

@@ -250,12 +250,14 @@ class StrictHandler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: object) -> None:
         """Stay quiet: the CLI prints rebuilds, not every request."""
 
-    def send(self, status: HTTPStatus, kind: str, body: bytes, head: bool) -> None:
-        """Send a complete answer that is never cached."""
+    def send(
+        self, status: HTTPStatus, kind: str, body: bytes, head: bool, cache: str = "no-store"
+    ) -> None:
+        """Send a complete answer, never cached unless `cache` says otherwise."""
         self.send_response(status)
         self.send_header("Content-Type", kind)
         self.send_header("Content-Length", str(len(body)))
-        self.send_header("Cache-Control", "no-store")
+        self.send_header("Cache-Control", cache)
         self.send_header("X-Content-Type-Options", "nosniff")
         self.end_headers()
         if not head:

@@ -26,7 +26,7 @@ SETTLE_SECONDS = 60
 PREVIEW_ADDITIONS = re.compile(
     r'(?:<div id="glm52-build-error".*?</div>)?'
     r'(?:<details id="glm52-build-warnings".*?</details>)?'
-    r'<script src="/__livereload\.js" data-version="\d+"></script>(?=</body>(?!.*</body>))',
+    r'<script src="/__livereload\.js\?v=\w+" data-version="\d+"></script>(?=</body>(?!.*</body>))',
     re.DOTALL,
 )
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import http.client
 import json
+import re
 import socket
 import subprocess
 import sys
@@ -45,9 +46,13 @@ def test_pages_and_assets_are_served_with_their_content_types(preview: Preview) 
     assert status == 200
     assert headers["Content-Type"] == "text/html; charset=utf-8"
     css = BeautifulSoup(body, "html.parser").find("link", rel="stylesheet")["href"]
+    assert headers["Cache-Control"] == "no-store", "a page is fetched again on every reload"
     status, headers, _ = preview.get(css)
     assert (status, headers["Content-Type"]) == (200, "text/css; charset=utf-8")
+    # Its name changes with its bytes: a reload need not fetch it again (as deployed).
+    assert headers["Cache-Control"] == "public, max-age=31536000, immutable"
     assert preview.get("/sitemap.xml")[1]["Content-Type"] == "application/xml; charset=utf-8"
+    assert preview.get("/sitemap.xml")[1]["Cache-Control"] == "no-store"
     assert preview.get("/robots.txt")[1]["Content-Type"] == "text/plain; charset=utf-8"
     assert preview.get("/guides")[0] == 301
 
@@ -102,8 +107,10 @@ def test_reload_script_is_in_responses_and_no_site_is_written(
     preview: Preview, project: Project
 ) -> None:
     body = preview.get(GUIDE)[2].decode()
-    assert body.count('<script src="/__livereload.js"') == 1
-    assert preview.get("/__livereload.js")[0] == 200
+    [script] = re.findall(r'<script src="(/__livereload\.js\?v=\w+)"', body)
+    status, headers, _ = preview.get(script)
+    assert status == 200
+    assert headers["Cache-Control"] == "public, max-age=31536000, immutable", "named by its bytes"
     assert not list(preview.workdir.rglob("*.html")), "the preview serves its site from memory"
     assert not project.out.exists(), "the preview never writes _site/"
 
