@@ -172,7 +172,7 @@ def _read_each(
             info: os.stat_result | None = path.lstat()
         except OSError:  # gone since the listing
             continue
-        if info is not None and stat.S_ISLNK(info.st_mode):
+        if stat.S_ISLNK(info.st_mode):
             if not path.resolve().is_relative_to(config.root):
                 problems.append(
                     Problem(source, "file", "symlink points outside the project; refused")

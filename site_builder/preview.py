@@ -90,7 +90,7 @@ class PreviewState:
     def recent(self) -> tuple[ServedSite, ...]:
         """Return the sites replaced within the last ASSET_GRACE_SECONDS, newest first."""
         now = time.monotonic()
-        return tuple(path for path, at in self.retired if now - at < ASSET_GRACE_SECONDS)
+        return tuple(site for site, at in self.retired if now - at < ASSET_GRACE_SECONDS)
 
 
 class Previewer:
@@ -125,7 +125,7 @@ class Previewer:
                 if last is None:
                     served.append(ServedSite(files))
                     return
-                site = ServedSite([*files, *_bundle(last)])
+                site = ServedSite([*files, *last.under(BUNDLE).pages()])
                 served.append(site)
                 self.state.publish(site, (), self.state.warnings)
                 shown.append(time.perf_counter() - started)
@@ -206,12 +206,6 @@ class Previewer:
         shutil.rmtree(self.workdir, ignore_errors=True)
 
 
-def _bundle(site: ServedSite) -> list[Page]:
-    """Return the search index's files of a site."""
-    prefix = f"{BUNDLE}/"
-    return [Page(path, body) for path, body in site.files.items() if path.startswith(prefix)]
-
-
 def _build_outcome(
     config: BuildConfig,
     workdir: Path,
@@ -220,9 +214,9 @@ def _build_outcome(
     serve: Callable[[list[Page], BuildReport], None],
 ) -> tuple[tuple[str, ...], tuple[tuple[str, str], ...], BuildReport | None]:
     """Build, drafts included, handing the files to `serve`; return (errors, unacknowledged
-    warnings) as lines (each warning with the page it is about), and the report. Only the `first` build is indexed for search (the
-    later ones serve the last index until theirs is done), and only later builds hand their
-    files over before the checks run."""
+    warnings) as lines (each warning with the page it is about), and the report. Only the
+    `first` build is indexed for search (the later ones serve the last index until theirs is
+    done), and only later builds hand their files over before the checks run."""
     preview = BuildConfig(
         config.root, workdir / "site", config.today, include_drafts=True, cache_dir=config.cache_dir
     )

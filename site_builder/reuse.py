@@ -97,7 +97,7 @@ def verification_key(guide: Guide, verify_key: str, cache: BuildCache | None) ->
 def site_digest(site: Site, templates_key: str, *, every_guide: bool) -> str:
     """Return the digest of what every guide page reads of the site: shared inputs, the URLs
     of all guides, and (when the guide templates read `site.guides`) every guide's summary."""
-    summaries = [_summary(guide) for guide in site.guides] if every_guide else []  # for JSON
+    summaries = [_summary(guide) for guide in site.guides] if every_guide else []
     images = sorted(site.images.items())  # a page shows an image by its hashed name and size
     registry = [entry.model_dump_json() for entry in site.registry]
     return digest(
