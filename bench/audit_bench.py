@@ -29,7 +29,7 @@ import sys
 import time
 import tracemalloc
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
@@ -45,12 +45,13 @@ from site_builder.models import (  # noqa: E402
     Finding,
     Guide,
     NearbyPage,
-    PageScan,
     Receipt,
+    Shingles,
     Site,
 )
 from site_builder.schema import RegistryEntry, SiteSettings  # noqa: E402
 from site_builder.urls import page_key  # noqa: E402
+from site_builder.words import evidence_text, gram_codes  # noqa: E402
 
 BASE_URL = "https://glm52.ai"
 GUIDE_SHARE = 0.10
@@ -301,10 +302,12 @@ class Planted:
 
 @dataclass(frozen=True)
 class Synthetic:
-    """A synthetic site, the scans of its guides and what was planted in it."""
+    """A synthetic site, its guides' shingles (by page key), how long they took to make, and
+    what was planted in it."""
 
     site: Site
-    scans: tuple[PageScan, ...]
+    shingled: dict[str, Shingles]
+    shingle_seconds: float
     planted: tuple[Planted, ...]
 
 
@@ -656,21 +659,15 @@ def build_site(pages: int, seed: int = 52, *, twins: bool = False) -> Synthetic:
         registry=tuple(registry),
         registry_by_key=registry_by_key,
     )
-    scans = tuple(
-        PageScan(
-            path=f"guides/{guide.slug}/index.html",
-            key=guide.url,
-            canonical=site.canonical(guide.url),
-            og_url=site.canonical(guide.url),
-            noindex=False,
-            links=tuple(page.url for page in guide.evidence.nearby),
-            ids=frozenset({"verdict", "evidence-boundary", "how-to-roll-it-back"}),
-            duplicate_ids=(),
-            text=bodies[guide.slug],
+    started = time.perf_counter()
+    shingled = {
+        guide.url: Shingles(
+            gram_codes(bodies[guide.slug]), gram_codes(evidence_text(guide.evidence))
         )
-        for guide in sorted(guides, key=lambda guide: guide.url)
-    )
-    return Synthetic(site, scans, tuple(planted))
+        for guide in guides
+    }
+    shingle_seconds = time.perf_counter() - started
+    return Synthetic(site, shingled, shingle_seconds, tuple(planted))
 
 
 def _url(slug: str) -> str:
@@ -717,27 +714,27 @@ def _raw_record(fields: dict[str, Any]) -> dict[str, Any]:
 Check = Callable[[Site], list[Finding]]
 
 
-def audit_steps(scans: Sequence[PageScan]) -> list[tuple[str, Check]]:
+def audit_steps(shingled: Mapping[str, Shingles]) -> list[tuple[str, Check]]:
     """Return the timed steps in order: the overlap check, then each of SITE_CHECKS."""
     steps: list[tuple[str, Check]] = [
-        ("check_overlap", lambda site: overlap.check_overlap(site, scans))
+        ("check_overlap", lambda site: overlap.check_overlap(site, shingled))
     ]
     steps += [(check.__name__, check) for check in checks.SITE_CHECKS]
     return steps
 
 
-def run_audit(site: Site, scans: Sequence[PageScan]) -> list[Finding]:
+def run_audit(site: Site, shingled: Mapping[str, Shingles]) -> list[Finding]:
     """Run every timed step once, untimed; return all findings."""
-    return [finding for _, step in audit_steps(scans) for finding in step(site)]
+    return [finding for _, step in audit_steps(shingled) for finding in step(site)]
 
 
 def time_audit(
-    site: Site, scans: Sequence[PageScan], repeat: int
+    site: Site, shingled: Mapping[str, Shingles], repeat: int
 ) -> tuple[dict[str, list[float]], list[float], list[float], list[Finding]]:
     """Return each step's wall seconds per repeat, each repeat's wall and CPU totals, and the
     last findings. CPU time (this process only) shows how much of the wall time was waiting
     for a core that other processes held."""
-    steps = audit_steps(scans)
+    steps = audit_steps(shingled)
     seconds: dict[str, list[float]] = {name: [] for name, _ in steps}
     totals: list[float] = []
     cpu_totals: list[float] = []
@@ -758,7 +755,9 @@ def time_audit(
     return seconds, totals, cpu_totals, findings
 
 
-def count_candidates(site: Site, scans: Sequence[PageScan]) -> list[tuple[str, int, int, int, str]]:
+def count_candidates(
+    site: Site, shingled: Mapping[str, Shingles]
+) -> list[tuple[str, int, int, int, str]]:
     """Re-run the overlap check, counting the pairs overlap._candidates yields per group.
 
     Returns (group, documents, guides among them, candidate pairs, method) per call of
@@ -778,7 +777,7 @@ def count_candidates(site: Site, scans: Sequence[PageScan]) -> list[tuple[str, i
 
     overlap._candidates = counting
     try:
-        overlap.check_overlap(site, scans)
+        overlap.check_overlap(site, shingled)
     finally:
         overlap._candidates = original
     names = [*GROUPS, *(f"group {i + 1}" for i in range(len(GROUPS), len(counted)))]
@@ -802,25 +801,25 @@ def max_rss_mib() -> float:
     return rss / 2**20 if sys.platform == "darwin" else rss / 2**10  # bytes on macOS, else KiB
 
 
-def traced_peak_mib(site: Site, scans: Sequence[PageScan]) -> float:
+def traced_peak_mib(site: Site, shingled: Mapping[str, Shingles]) -> float:
     """Return the tracemalloc peak of one untimed audit, in MiB."""
     gc.collect()
     tracemalloc.start()
     try:
-        run_audit(site, scans)
+        run_audit(site, shingled)
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
     return peak / 2**20
 
 
-def profile(site: Site, scans: Sequence[PageScan], top: int = 10) -> str:
+def profile(site: Site, shingled: Mapping[str, Shingles], top: int = 10) -> str:
     """Return cProfile's top functions of one audit by cumulative, then by own time.
 
     Only site_builder and datasketch functions are listed, not this script's wrappers.
     """
     profiler = cProfile.Profile()
-    profiler.runcall(run_audit, site, scans)
+    profiler.runcall(run_audit, site, shingled)
     out = io.StringIO()
     stats = pstats.Stats(profiler, stream=out)
     for order in ("cumulative", "tottime"):
@@ -854,20 +853,24 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     started = time.perf_counter()
     synthetic = build_site(args.pages, args.seed, twins=args.registry_twins)
-    site, scans = synthetic.site, synthetic.scans
+    site, shingled = synthetic.site, synthetic.shingled
     built = time.perf_counter() - started
     n_pages = len(site.guides) + len(site.registry)
     print(
-        f"audit_bench: {n_pages:,} pages ({len(site.guides):,} guides with {len(scans):,} scans, "
+        f"audit_bench: {n_pages:,} pages ({len(site.guides):,} guides, "
         f"{len(site.registry):,} registry entries), seed {args.seed}, {args.repeat} repeat(s)"
     )
     print(f"synthetic site built in {built:.2f} s (not timed)")
+    print(
+        f"guides' shingles made in {synthetic.shingle_seconds:.2f} s (not timed: a build makes "
+        "them where it renders each page, over every core, and caches them)"
+    )
     started = time.perf_counter()
     import datasketch  # noqa: F401  # check_overlap imports it lazily; pay that once, here
 
     print(f"datasketch import: {time.perf_counter() - started:.2f} s (once, not in the timings)")
 
-    seconds, totals, cpu_totals, findings = time_audit(site, scans, args.repeat)
+    seconds, totals, cpu_totals, findings = time_audit(site, shingled, args.repeat)
     rss = max_rss_mib()
     median_total = statistics.median(totals)
     median_cpu = statistics.median(cpu_totals)
@@ -888,7 +891,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
 
     print(f"\npairs: all-pairs N*(N-1)/2 = {n_pages * (n_pages - 1) // 2:,}")
-    for group, docs, guides, pairs, method in count_candidates(site, scans):
+    for group, docs, guides, pairs, method in count_candidates(site, shingled):
         needed = guides * (docs - guides) + guides * (guides - 1) // 2
         print(
             f"  {group:<13} {docs:>6,} docs, {needed:>12,} pairs involving a guide, "
@@ -924,14 +927,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         if kind == "near-duplicate":
             missed_near = len(rows) - right
 
-    peak = traced_peak_mib(site, scans)
+    peak = traced_peak_mib(site, shingled)
     print(
         f"\nmemory: tracemalloc peak of one audit {peak:.1f} MiB (separate untimed run); "
         f"process max RSS {rss:.1f} MiB (after the timed runs)"
     )
     if args.profile:
         print("\ncProfile, one audit: top 10 by cumulative time, then by own time")
-        print(profile(site, scans))
+        print(profile(site, shingled))
 
     if missed_near:
         print(f"FAIL: {missed_near} planted near-duplicate(s) not reported as errors")

@@ -15,7 +15,7 @@ from site_builder.consistency import check_orphans, check_site
 from site_builder.deploy import check_deploy, check_takeovers, parse_lastmod, plan_deploy
 from site_builder.models import Finding, Page, PageScan, Site
 from site_builder.overlap import check_overlap
-from site_builder.scan import scan_pages
+from site_builder.scan import page_key_of_path, scan_pages
 from site_builder.seo import check_cannibalisation, check_descriptions, check_titles
 from site_builder.urls import canonical_url, page_key
 
@@ -213,7 +213,8 @@ def run_checks(
     findings = [finding for check in SITE_CHECKS for finding in check(site)]
     findings += check_orphans(site, pages)
     findings += check_claims(site, verifications or {})
-    findings += check_overlap(site, scans)
+    shingled = {page_key_of_path(page.path): page.shingles for page in pages if page.shingles}
+    findings += check_overlap(site, shingled)
     findings += check_site(site, pages, scans)
     if deploy:
         findings += _deploy_findings(site, pages)

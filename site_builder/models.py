@@ -1,19 +1,14 @@
-"""Every type the stages share: raw inputs, the normalised guide, the site, pages, findings.
-
-The file formats people write (and their pydantic schemas) live in `schema`.
-"""
+"""Every type the stages share: raw inputs, the normalised guide, the site, pages, findings
+(the file formats people write, and their pydantic schemas, live in `schema`)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import date, datetime
-from typing import Literal
+from typing import Literal, NamedTuple
 
-from pydantic import (
-    BaseModel,
-    ConfigDict,
-)
+from pydantic import BaseModel, ConfigDict
 
 from site_builder.claims import Verification
 from site_builder.errors import Problem
@@ -231,6 +226,15 @@ class Page:
     """The prose links of a guide page, so link findings name the line the editor wrote."""
     scan: PageScan | None = field(default=None, compare=False, repr=False)
     """What the page declares, read where it was rendered (a worker process)."""
+    shingles: Shingles | None = field(default=None, compare=False, repr=False)
+    """A guide page's word 3-grams for the overlap audit, made where it was rendered."""
+
+
+class Shingles(NamedTuple):
+    """A guide's 3-gram codes (`words.gram_codes`): of its page's text and of its record."""
+
+    text: bytes
+    evidence: bytes
 
 
 @dataclass(frozen=True)
@@ -245,7 +249,6 @@ class PageScan:
     links: tuple[str, ...]
     ids: frozenset[str]
     duplicate_ids: tuple[str, ...]
-    text: str
 
 
 Severity = Literal["error", "warning", "info"]

@@ -18,18 +18,18 @@ from dataclasses import replace
 
 import numpy as np
 
-from site_builder.models import Finding, PageScan, Severity, Site
+from site_builder.models import Finding, Severity, Shingles, Site
 from site_builder.seo import (
     NEAR_DUPLICATE,
     SAME_JOB,
     Doc,
+    Shingled,
     display_url,
     newer_first,
     reviewed,
     shingles,
-    stopwords,
 )
-from site_builder.words import SPELLING, evidence_texts, numbered, word_ids
+from site_builder.words import evidence_text, gram_codes
 
 STRONG_OVERLAP = 0.4
 """Below the near-duplicate level but worth a human look: a warning. The four seed guides
@@ -48,7 +48,7 @@ BOILERPLATE_MIN = 10
 """A shingle of visible text or evidence found on more than a tenth of the guides (and on more
 than ten) is the template's or the record shape's, not one page's content: it is left out, so
 shared headings and captions neither make unrelated guides look alike nor cost time."""
-_CRC32 = 0xFFFFFFFF  # a shingle's low 32 bits: the crc32 of its text
+_LOW32 = 0xFFFFFFFF  # a shingle's low 32 bits: what MinHash hashes
 EXACT_PAIR_LIMIT = 50_000
 """Up to this many pairs (about 200 guides) every pair is scored exactly, which is faster there
 than importing datasketch and exact for the closest pages too; beyond it MinHash LSH picks."""
@@ -75,13 +75,14 @@ _LEVELS = {
 """What an overlapping pair is called, and what to change, by how it was judged."""
 
 
-def check_overlap(site: Site, scans: Iterable[PageScan]) -> list[Finding]:
-    """Return overlap and distinct-intent findings, and each guide's closest pages (notes)."""
+def check_overlap(site: Site, shingled: Mapping[str, Shingles]) -> list[Finding]:
+    """Return overlap and distinct-intent findings, and each guide's closest pages (notes),
+    from each guide's shingles made with its page (by page key)."""
     docs = _page_docs(site)
-    texts = {scan.key: scan.text for scan in scans}
     guides = [doc for doc in docs if doc.guide is not None]
-    bodies = _long_docs(guides, [texts.get(doc.key, "") for doc in guides])
-    evidence = _long_docs(guides, evidence_texts(d.guide.evidence for d in guides if d.guide))
+    made = [shingled.get(doc.key) or _record_only(doc) for doc in guides]
+    bodies = _long_docs(guides, [shingles.text for shingles in made])
+    evidence = _long_docs(guides, [shingles.evidence for shingles in made])
     scores: dict[tuple[str, str], tuple[float, str]] = {}
     for kind, group in (("intent", docs), ("visible text", bodies), ("evidence", evidence)):
         for a, b, score in _scored_pairs(group):
@@ -94,6 +95,11 @@ def check_overlap(site: Site, scans: Iterable[PageScan]) -> list[Finding]:
             new, old = newer_first(by_key[a_key], by_key[b_key], site)
             findings.extend(_findings(new, old, score, kind, site))
     return findings + _closest(scores, by_key, site.settings.base_url)
+
+
+def _record_only(doc: Doc) -> Shingles:
+    """Return the shingles of a guide without a page: its record's alone."""
+    return Shingles(b"", gram_codes(evidence_text(doc.guide.evidence)) if doc.guide else b"")
 
 
 def _page_docs(site: Site) -> list[Doc]:
@@ -116,75 +122,29 @@ def _page_docs(site: Site) -> list[Doc]:
     return [replace(doc, shingles=frozenset(map(number.__getitem__, doc.shingles))) for doc in docs]
 
 
-def _long_docs(docs: list[Doc], texts: list[str]) -> list[Doc]:
-    """Return the guides with the word 3-grams of their texts (stopwords dropped) as shingles,
-    less those more than BOILERPLATE_SHARE of the texts (and BOILERPLATE_MIN) have. Words are
-    numbered, so 3-grams are found and counted as int64 arrays; each one kept becomes an int as
-    in `_page_docs`, its crc32 made from its words' (`_crc_shift`), never spelled out."""
-    if not docs:
+def _long_docs(docs: list[Doc], codes: list[bytes]) -> list[Doc]:
+    """Return the guides with the 3-gram codes of their texts (`words.gram_codes`) as sorted
+    int64 arrays of shingles, less the codes more than BOILERPLATE_SHARE of the texts (and
+    BOILERPLATE_MIN) have."""
+    if not codes:
         return []
-    texts_ids = [word_ids(text) for text in texts]
-    vocabulary = SPELLING[:]
-    size = len(vocabulary)
-    stop = np.zeros(size, bool)
-    stop[numbered(stopwords())] = True
-    kind = np.int64 if size**3 < 2**63 else object  # a 3-gram's number: exact, never a hash
-    grams = []
-    for ids in texts_ids:
-        ids = ids[~stop[ids]].astype(kind)
-        ids = np.sort((ids[:-2] * size + ids[1:-1]) * size + ids[2:])
-        grams.append(ids[_starts(ids)])
-    every = np.concatenate(grams)
-    order = np.argsort(every, kind="stable")
-    starts = _starts(every[order])
-    where = np.empty(len(every), np.int64)
-    where[order] = np.cumsum(starts) - 1
-    limit = max(BOILERPLATE_MIN, BOILERPLATE_SHARE * len(texts))
-    kept = np.diff(np.flatnonzero(starts), append=len(every)) <= limit
-    code = np.arange(len(kept), dtype=np.int64) << 32
-    code[kept] |= _crc32s(every[order][starts][kept], size, vocabulary)
-    split = np.split(where, np.cumsum([len(gram) for gram in grams])[:-1])
-    return [
-        replace(doc, shingles=frozenset(code[ids[kept[ids]]].tolist()))
-        for doc, ids in zip(docs, split, strict=True)
-    ]
+    every = np.frombuffer(b"".join(codes), "<i8")
+    ordered = np.sort(every)
+    starts = np.flatnonzero(_starts(ordered))
+    counts = np.diff(starts, append=len(ordered))
+    common = ordered[starts[counts > max(BOILERPLATE_MIN, BOILERPLATE_SHARE * len(codes))]]
+    kept = np.ones(len(every), bool)
+    if len(common):
+        kept = common[np.searchsorted(common, every).clip(max=len(common) - 1)] != every
+    bounds = np.r_[0, np.cumsum(kept)][np.cumsum([len(code) // 8 for code in codes])[:-1]]
+    grams = np.split(every[kept], bounds)
+    return [replace(doc, shingles=gram) for doc, gram in zip(docs, grams, strict=True)]
 
 
 def _starts(ordered: np.ndarray) -> np.ndarray:
     """Return, for each row of a sorted array, whether it differs from the one before."""
     differ = ordered[1:] != ordered[:-1]
     return np.r_[True, differ if differ.ndim == 1 else differ.any(axis=1)][: len(ordered)]
-
-
-def _crc32s(grams: np.ndarray, size: int, vocabulary: list[str]) -> np.ndarray:
-    """Return the crc32 of the text of each 3-gram (first * size + second) * size + third."""
-    spelled = [word.encode() for word in vocabulary]
-    alone, spaced = (np.array([zlib.crc32(s + w) for w in spelled], np.int64) for s in (b"", b" "))
-    length = np.array([len(word) + 1 for word in spelled], np.int64)
-    first, second, third = (
-        np.asarray(g, np.int64) for g in (grams // size**2, grams // size % size, grams % size)
-    )
-    tail = length[third]
-    return (
-        _crc_shift(alone[first], length[second] + tail)
-        ^ _crc_shift(spaced[second], tail)
-        ^ spaced[third]
-    )
-
-
-def _crc_shift(crcs: np.ndarray, lengths: np.ndarray) -> np.ndarray:
-    """Return each crc32 carried over that many bytes, so crc32(a + b) == _crc_shift(crc32(a),
-    len(b)) ^ crc32(b) (zlib's crc32_combine); a table look-up per byte of each crc."""
-    present = np.bincount(lengths) > 0
-    # Over zero bytes a crc moves linearly: the table says where each of its 32 bits goes.
-    sizes = np.flatnonzero(present).tolist()
-    bits = [[zlib.crc32(bytes(n), (1 << k) ^ _CRC32) ^ _CRC32 for k in range(32)] for n in sizes]
-    lanes = np.array(bits, np.int64).reshape(-1, 4, 8)
-    table = np.zeros((len(lanes), 4, 256), np.int64)
-    for bit in range(8):
-        table[:, :, 1 << bit : 2 << bit] = table[:, :, : 1 << bit] ^ lanes[:, :, bit, None]
-    at = (np.cumsum(present) - 1)[lengths]
-    return np.bitwise_xor.reduce([table[at, n, crcs >> 8 * n & 255] for n in range(4)])
 
 
 def _candidates(docs: list[Doc]) -> Iterator[tuple[Doc, Doc]]:
@@ -232,7 +192,10 @@ def _signatures(docs: list[Doc]) -> np.ndarray:
     multiply, add = MinHash(num_perm=NUM_PERM, seed=1, scheme="affine32").permutations
     signatures = np.empty((len(docs), NUM_PERM), np.uint32)
     for n, doc in enumerate(docs):
-        mixed = (np.fromiter(doc.shingles, np.int64, len(doc.shingles)) & _CRC32).astype(np.uint32)
+        codes = doc.shingles
+        if not isinstance(codes, np.ndarray):
+            codes = np.fromiter(codes, np.int64, len(codes))
+        mixed = (codes & _LOW32).astype(np.uint32)
         for shift, factor in ((16, 0x85EBCA6B), (13, 0xC2B2AE35), (16, 1)):  # MurmurHash3's fmix32
             mixed = (mixed ^ mixed >> shift) * np.uint32(factor)
         signatures[n] = np.min(np.multiply.outer(mixed, multiply) + add, axis=0)
@@ -242,12 +205,20 @@ def _signatures(docs: list[Doc]) -> np.ndarray:
 def _scored_pairs(docs: list[Doc]) -> list[tuple[Doc, Doc, float]]:
     """Return each candidate pair involving a guide with its exact Jaccard, if above zero."""
     pairs = []
-    for doc, other in _candidates([doc for doc in docs if doc.shingles]):
-        shared = len(doc.shingles & other.shingles)  # type: ignore[operator]
+    for doc, other in _candidates([doc for doc in docs if len(doc.shingles)]):
+        shared = _shared(doc.shingles, other.shingles)
         if shared:
             score = shared / (len(doc.shingles) + len(other.shingles) - shared)
             pairs.append((doc, other, round(score, 3)))
     return pairs
+
+
+def _shared(a: Shingled, b: Shingled) -> int:
+    """Return how many shingles two pages share (arrays are sorted and distinct)."""
+    if isinstance(a, np.ndarray) and isinstance(b, np.ndarray):
+        at = np.searchsorted(b, a).clip(max=len(b) - 1)
+        return int(np.count_nonzero(b[at] == a))
+    return len(a & b)  # type: ignore[operator]
 
 
 def _findings(new: Doc, old: Doc, score: float, kind: str, site: Site) -> list[Finding]:

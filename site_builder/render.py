@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import replace
 from datetime import date, datetime
 from pathlib import Path
 from typing import Any
@@ -35,7 +34,7 @@ from site_builder.reuse import (
     reused_or_computed,
     site_digest,
 )
-from site_builder.scan import scan_page
+from site_builder.scan import scanned_guide_page
 from site_builder.site_files import asset_pages, image_pages, sitemap_urls
 from site_builder.structured import guide_json_ld, modified_at, published_at
 from site_builder.template_errors import template_problem
@@ -174,7 +173,7 @@ def _guide_pages(
             page = render_guide(env, view, common, navigation)
         except TEMPLATE_ERRORS as error:
             raise InputError([template_problem(error, config)]) from None
-        return replace(page, scan=scan_page(page))
+        return scanned_guide_page(page, guide)
 
     guides = site.guides
     site_key = site_digest(site, templates_key, every_guide=every_guide) if cache else ""

@@ -14,6 +14,7 @@ make every guide's summary part of every page's key.
 from __future__ import annotations
 
 import json
+from base64 import b64decode, b64encode
 from collections.abc import Callable, Iterable
 from dataclasses import asdict
 from functools import cache
@@ -23,7 +24,7 @@ from typing import Any, TypeVar
 
 from site_builder.cache import BuildCache, digest
 from site_builder.claims import ClaimCheck, Verification
-from site_builder.models import Guide, Page, PageScan, ProseLink, Site
+from site_builder.models import Guide, Page, PageScan, ProseLink, Shingles, Site
 from site_builder.workers import run_each
 
 T = TypeVar("T")
@@ -196,11 +197,19 @@ def load_verification(data: bytes) -> Verification:
 
 
 def dump_page(page: Page) -> bytes:
-    """Return a rendered guide page as one JSON line (its links and scan), then its bytes."""
+    """Return a rendered guide page as one JSON line (its links, scan and shingles, these in
+    base64), then its bytes."""
     scan = asdict(page.scan) if page.scan else None
     if scan is not None:
         scan["ids"] = sorted(scan["ids"])
-    head = {"path": page.path, "links": [asdict(link) for link in page.links], "scan": scan}
+    shingles = page.shingles
+    head = {
+        "path": page.path,
+        "links": [asdict(link) for link in page.links],
+        "scan": scan,
+        "shingles": shingles
+        and [b64encode(shingles.text).decode(), b64encode(shingles.evidence).decode()],
+    }
     return json.dumps(head, ensure_ascii=False).encode("utf-8") + b"\n" + page.content
 
 
@@ -218,7 +227,9 @@ def load_page(data: bytes) -> Page:
             duplicate_ids=tuple(raw["duplicate_ids"]),
         )
         scan = PageScan(**raw)
-    return Page(head["path"], content, links, scan)
+    text, evidence = head["shingles"] or (None, None)
+    shingles = text is not None and Shingles(b64decode(text), b64decode(evidence))
+    return Page(head["path"], content, links, scan, shingles or None)
 
 
 def reused_or_computed(

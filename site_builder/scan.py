@@ -2,17 +2,20 @@
 
 One pass of lexbor's HTML5 parser (selectolax, about ten times faster than the standard
 library's `html.parser` on these pages, with identical scans) per page; the checks work on
-these scans. The only module that imports selectolax.
+these scans. A guide page's visible text is turned into the shingles the overlap audit
+compares where the page is rendered, and not kept. The only module that imports selectolax.
 """
 
 from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable
+from dataclasses import replace
 
 from selectolax.lexbor import LexborHTMLParser
 
-from site_builder.models import Page, PageScan
+from site_builder.models import Guide, Page, PageScan, Shingles
+from site_builder.words import evidence_text, gram_codes
 
 _LINK_ATTRIBUTES = {
     "a": "href",
@@ -84,9 +87,22 @@ def scan_pages(pages: Iterable[Page]) -> list[PageScan]:
 
 def scan_page(page: Page) -> PageScan:
     """Scan one HTML page."""
+    return scan_with_text(page)[0]
+
+
+def scanned_guide_page(page: Page, guide: Guide) -> Page:
+    """Return a guide's page with its scan and the shingles the overlap audit compares: of
+    the page's visible text and of the record's published values."""
+    scan, text = scan_with_text(page)
+    shingles = Shingles(gram_codes(text), gram_codes(evidence_text(guide.evidence)))
+    return replace(page, scan=scan, shingles=shingles)
+
+
+def scan_with_text(page: Page) -> tuple[PageScan, str]:
+    """Scan one HTML page; also return the visible text of its `<main>`, spaces collapsed."""
     canonical, og_url, noindex, links, ids, text = _scan(page.content)
     counts = Counter(ids)
-    return PageScan(
+    scan = PageScan(
         path=page.path,
         key=page_key_of_path(page.path),
         canonical=canonical,
@@ -95,5 +111,5 @@ def scan_page(page: Page) -> PageScan:
         links=tuple(links),
         ids=frozenset(counts),
         duplicate_ids=tuple(sorted(i for i, n in counts.items() if n > 1)),
-        text=" ".join(text.split()),
     )
+    return scan, " ".join(text.split())

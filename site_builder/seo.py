@@ -18,10 +18,12 @@ from dataclasses import dataclass
 from datetime import date, datetime
 from itertools import pairwise
 
+import numpy as np
+from numpy.typing import NDArray
+
 from site_builder.models import Finding, Guide, Severity, Site
 from site_builder.urls import canonical_url, page_key
-from site_builder.vocabulary import in_use
-from site_builder.words import words_of
+from site_builder.words import stopwords, words_of
 
 NEAR_DUPLICATE = 0.9
 """Crawlers (Screaming Frog) flag near-duplicates at 90% similarity: an error here, whatever
@@ -42,6 +44,11 @@ DESCRIPTION_LENGTH = (70, 155)
 _LETTERS = re.compile(r"[a-z0-9]+")
 
 
+Shingled = frozenset[str] | frozenset[int] | NDArray[np.int64]
+"""A page's shingles: of an intent, words and word pairs (numbered in overlap.py); of a whole
+text, the sorted codes of its word 3-grams."""
+
+
 @dataclass(frozen=True)
 class Doc:
     """One page as the overlap and cannibalisation checks see it."""
@@ -51,7 +58,7 @@ class Doc:
     source: str
     guide: Guide | None
     """The guide built here, or None for a registry page."""
-    shingles: frozenset[str] | frozenset[int]
+    shingles: Shingled
 
 
 def shingles(text: str) -> frozenset[str]:
@@ -60,11 +67,6 @@ def shingles(text: str) -> frozenset[str]:
     stop = stopwords()
     words = [word for word in words_of(text) if word not in stop]
     return frozenset(words) | frozenset(map(" ".join, pairwise(words)))
-
-
-def stopwords() -> frozenset[str]:
-    """Return the stopwords of the record vocabulary in use."""
-    return vocabulary.stopword_set if (vocabulary := in_use()) else frozenset()
 
 
 def newness(guide: Guide, site: Site) -> tuple[bool, date, datetime, str]:

@@ -1,31 +1,32 @@
-"""The words of page texts: as strings (`words_of`, for short intents) and as numbers
-(`word_ids`, for whole pages, which the overlap audit turns into 3-gram shingles); and the
-text of a record's published values (`evidence_text`), which the audit compares the same way.
+"""The words of page texts: as strings (`words_of`, for short intents) and as the codes of
+their word 3-grams (`gram_codes`, for whole pages and records, which the overlap audit
+compares); and the text of a record's published values (`evidence_text`).
 
-Numbers come from one vocabulary per process that only grows: a word keeps its number for
-the life of the process (the preview's), so a page's numbers can be remembered between
-rebuilds. A number costs 4 bytes where a word string costs about 55, so remembering the
-pages of a large site stays small. Which number a word gets never changes a finding: the
-audit compares numbers for equality and hashes each 3-gram by its spelling.
+A 3-gram's code is a 64-bit hash of its three words' spellings (each word's blake2b, combined
+and mixed with splitmix64's finalizer), so it is the same in every process and every build:
+a guide's codes are made where its page is rendered (a worker) and kept in the build cache
+with the page. Two distinct 3-grams share a code with a chance of about 2**-64 a pair.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from functools import lru_cache
+from hashlib import blake2b
 from itertools import chain
 
 import numpy as np
 
 from site_builder.models import Evidence
 from site_builder.schema import JsonValue
+from site_builder.vocabulary import in_use
 
 _WORD = re.compile(r"[a-z0-9]++(?:[.\-][a-z0-9]++)*+")  # possessive: never backtracks
-_NUMBERS: dict[str, int] = {}
-SPELLING: list[str] = []
-"""Each number's word: `SPELLING[n]` is the word numbered n."""
-_EVIDENCE_TEXTS: dict[int, tuple[Evidence, str]] = {}
+_HASHES: dict[str, int] = {}
+_FIRST, _SECOND = np.uint64(0x9E3779B97F4A7C15), np.uint64(0xC2B2AE3D27D4EB4F)
+_MIX = ((30, 0xBF58476D1CE4E5B9), (27, 0x94D049BB133111EB), (31, 1))
+"""splitmix64's finalizer: shift, then multiply; the last step only shifts."""
 
 
 @lru_cache(maxsize=8192)
@@ -35,37 +36,32 @@ def words_of(text: str) -> tuple[str, ...]:
     return tuple(_WORD.findall(text.lower()))
 
 
-@lru_cache(maxsize=4096)
-def word_ids(text: str) -> np.ndarray:
-    """Return the numbers of a text's words (as `words_of` splits them), in order, stopwords
-    included; remembered like `words_of`, at a tenth of the memory."""
-    words = _WORD.findall(text.lower())
-    for word in sorted(set(words).difference(_NUMBERS)):
-        _NUMBERS[word] = len(SPELLING)
-        SPELLING.append(word)
-    ids = np.fromiter(map(_NUMBERS.__getitem__, words), np.int64, len(words))
-    ids.flags.writeable = False  # shared by every caller that asks for this text
-    return ids
+def stopwords() -> frozenset[str]:
+    """Return the stopwords of the record vocabulary in use."""
+    return vocabulary.stopword_set if (vocabulary := in_use()) else frozenset()
 
 
-def numbered(words: frozenset[str]) -> list[int]:
-    """Return the numbers of those of `words` that have one."""
-    return [_NUMBERS[word] for word in words if word in _NUMBERS]
+def gram_codes(text: str) -> bytes:
+    """Return the distinct codes of the text's word 3-grams (words as `words_of` splits them,
+    the stopwords in use dropped), as sorted little-endian int64s."""
+    stop = stopwords()
+    words = [word for word in _WORD.findall(text.lower()) if word not in stop]
+    if len(words) < 3:
+        return b""
+    hashes = np.fromiter(map(_word_hash, words), np.uint64, len(words))
+    mixed = hashes[:-2] * _FIRST + hashes[1:-1] * _SECOND + hashes[2:]  # wraps, as meant
+    for shift, factor in _MIX:
+        mixed = (mixed ^ mixed >> np.uint64(shift)) * np.uint64(factor)
+    return np.unique(mixed.view(np.int64)).astype("<i8").tobytes()
 
 
-def evidence_texts(evidences: Iterable[Evidence]) -> list[str]:
-    """Return `evidence_text` of each, remembered for the evidence objects of the last call:
-    the preview's unchanged records are the same objects from one rebuild to the next (the
-    memo holds each, so its identity cannot pass to another object)."""
-    global _EVIDENCE_TEXTS
-    kept: dict[int, tuple[Evidence, str]] = {}
-    texts = []
-    for evidence in evidences:
-        held = kept.get(id(evidence)) or _EVIDENCE_TEXTS.get(id(evidence))
-        kept[id(evidence)] = held = held or (evidence, evidence_text(evidence))
-        texts.append(held[1])
-    _EVIDENCE_TEXTS = kept
-    return texts
+def _word_hash(word: str) -> int:
+    """Return a word's 64-bit blake2b, remembered (a page repeats its words)."""
+    code = _HASHES.get(word)
+    if code is None:
+        digest = blake2b(word.encode(), digest_size=8).digest()
+        code = _HASHES[word] = int.from_bytes(digest, "little")
+    return code
 
 
 def evidence_text(evidence: Evidence) -> str:
