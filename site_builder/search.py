@@ -11,10 +11,12 @@ what templates mark `data-pagefind-body` (the guide article), skips `data-pagefi
 
 from __future__ import annotations
 
+import errno
 import os
 import shutil
 import subprocess
 import sys
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -59,7 +61,15 @@ class SearchIndex:
     its temporary folder, whatever happened in between.
     """
 
-    def __init__(self, pages: Sequence[Page], language: str, out_dir: Path) -> None:
+    def __init__(
+        self,
+        pages: Sequence[Page],
+        language: str,
+        out_dir: Path,
+        stopped: threading.Event | None = None,
+    ) -> None:
+        """Write the pages Pagefind reads and start it; `stopped` set (by another thread)
+        while the pages are written ends the writing with an OutputError."""
         try:
             self._folder = work_folder(out_dir, "search")
         except OSError as error:
@@ -68,7 +78,7 @@ class SearchIndex:
         self._bundle = self._folder / BUNDLE
         self._process: subprocess.Popen[str] | None = None
         try:
-            _write_indexed(pages, self._site)
+            _write_indexed(pages, self._site, stopped or threading.Event())
             self._process = subprocess.Popen(
                 _command(self._site, self._bundle, language),
                 stdout=subprocess.PIPE,
@@ -123,12 +133,14 @@ class SearchIndex:
         shutil.rmtree(self._folder, ignore_errors=True)
 
 
-def _write_indexed(pages: Sequence[Page], site: Path) -> None:
+def _write_indexed(pages: Sequence[Page], site: Path, stopped: threading.Event) -> None:
     """Write the pages Pagefind reads under `site`: those with a `data-pagefind-body`, or
     every HTML page when none has one (Pagefind then indexes whole pages)."""
     html = [page for page in pages if page.path.endswith(".html")]
     marked = [page for page in html if b"data-pagefind-body" in page.content]
     for page in marked or html:
+        if stopped.is_set():
+            raise OSError(errno.ECANCELED, "stopped before the pages were written")
         target = site / page.path
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes(page.content)

@@ -11,11 +11,15 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
 import pytest
 
+from site_builder.errors import OutputError
+from site_builder.models import Page
+from site_builder.search import SearchIndex
 from tests.conftest import ROOT, Project, tree_digest
 from tests.preview_helpers import start_preview
 
@@ -177,3 +181,22 @@ def test_the_folder_of_a_killed_preview_is_removed_by_the_next_one(project: Proj
         assert second.workdir.is_dir()
     finally:
         second.stop()
+
+
+def test_an_index_stopped_while_its_pages_are_written_ends_at_once_and_leaves_nothing(
+    tmp_path: Path,
+) -> None:
+    # The preview stops the last rebuild's background index before it builds again: a stop
+    # must not wait for thousands of pages to be written first.
+    html = (
+        "<!doctype html><html lang='en'><body><main data-pagefind-body>GLM {n}</main></body></html>"
+    )
+    pages = [Page(f"guides/g{n}/index.html", html.format(n=n).encode()) for n in range(50)]
+    stopped = threading.Event()
+    stopped.set()
+    out = tmp_path / "site"
+    with pytest.raises(OutputError, match="stopped before the pages were written"):
+        SearchIndex(pages, "en", out, stopped)
+    assert list(tmp_path.iterdir()) == []
+    with SearchIndex(pages, "en", out, threading.Event()) as index:  # not stopped: indexed
+        assert any(page.path.endswith("pagefind-entry.json") for page in index.pages())
