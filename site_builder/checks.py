@@ -209,7 +209,7 @@ def run_checks(
     `deploy` false leaves out how a deploy answers live pages: for a site holding drafts,
     which the deploy (checked by `check_published`) leaves out.
     """
-    scans: list[PageScan] = scan_pages(pages)
+    scans: list[PageScan] = scan_pages(pages, site.settings.base_url)
     findings = [finding for check in SITE_CHECKS for finding in check(site)]
     findings += check_orphans(site, pages)
     findings += check_claims(site, verifications or {})
@@ -223,7 +223,12 @@ def run_checks(
 
 def check_published(site: Site, pages: Sequence[Page]) -> list[Finding]:
     """Check what a deploy writes when drafts are left out: links, sitemap, live pages."""
-    return ordered([*check_site(site, pages, scan_pages(pages)), *_deploy_findings(site, pages)])
+    return ordered(
+        [
+            *check_site(site, pages, scan_pages(pages, site.settings.base_url)),
+            *_deploy_findings(site, pages),
+        ]
+    )
 
 
 def ordered(findings: Sequence[Finding]) -> list[Finding]:

@@ -9,13 +9,13 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
-from urllib.parse import urlsplit
 from xml.etree import ElementTree
 
 from site_builder.deploy import plan_deploy
-from site_builder.models import Finding, Guide, Page, PageScan, ProseLink, Site
+from site_builder.links import ProseLink, SiteLink, missing_fragment
+from site_builder.models import Finding, Guide, Page, PageScan, Site
 from site_builder.navigation import navigation_of
-from site_builder.urls import page_key, same_host
+from site_builder.urls import page_key
 
 SITEMAP_NS = "{http://www.sitemaps.org/schemas/sitemap/0.9}"
 
@@ -130,15 +130,14 @@ def _check_links(site: Site, pages: Sequence[Page], scans: Sequence[PageScan]) -
     """Every internal link and #anchor resolves to a built page, a registry page or an id.
 
     A link the editor wrote in prose is reported at its line, as typed; any other link on a
-    guide page comes from its record (the overlap audit's nearest pages).
+    guide page comes from its record (the overlap audit's nearest pages). What a page alone
+    shows was judged when it was scanned (`links.py`); links to site paths are resolved here.
     """
     base = site.settings.base_url
     built = {scan.key: scan for scan in scans}
     files = {"/" + page.path for page in pages} | {"/" + asset.name for asset in site.static}
     registered = {page_key(entry.url, base) for entry in site.registry}
     prose = {page.path: page.links for page in pages if page.links}
-    # A link to another page resolves or not wherever it is: each is looked up once.
-    problems: dict[str, str | None] = {}
     findings = []
     for scan in scans:
         guide = site.by_url.get(scan.key)
@@ -152,15 +151,10 @@ def _check_links(site: Site, pages: Sequence[Page], scans: Sequence[PageScan]) -
         findings += [
             _prose_finding(guide, scan.key, link, link.problem) for link in links if link.problem
         ]
-        for href in sorted(set(scan.links)):
-            if href.startswith("#"):
-                problem = _link_problem(href, scan, built, files, registered, base)
-            elif href in problems:
-                problem = problems[href]
-            else:
-                problem = problems[href] = _link_problem(href, scan, built, files, registered, base)
-            if not problem:
-                continue
+        resolved = [
+            (link.href, _site_problem(link, built, files, registered)) for link in scan.site_links
+        ]
+        for href, problem in sorted([*scan.link_problems, *(pair for pair in resolved if pair[1])]):
             written = [link for link in links if link.href == href]
             findings += [_prose_finding(guide, scan.key, link, problem) for link in written]
             if not written:
@@ -168,6 +162,18 @@ def _check_links(site: Site, pages: Sequence[Page], scans: Sequence[PageScan]) -
                 message = f"link {href} {problem}"
                 findings.append(Finding("link", "error", source, message, scan.key, (href,)))
     return findings
+
+
+def _site_problem(
+    link: SiteLink, built: dict[str, PageScan], files: set[str], registered: set[str | None]
+) -> str | None:
+    """Return why a link to a site path does not resolve, or None when it does."""
+    if link.key in files or link.path in files:
+        return None
+    target = built.get(link.key)
+    if target is None:
+        return None if link.key in registered else f"resolves to no page ({link.key})"
+    return missing_fragment(link.fragment, target.ids, target.key)
 
 
 def _prose_finding(guide: Guide | None, key: str, link: ProseLink, problem: str) -> Finding:
@@ -178,43 +184,3 @@ def _prose_finding(guide: Guide | None, key: str, link: ProseLink, problem: str)
         problem += "; write the site path of a page (/guides/<slug>/) or a full https:// address"
     message = f"line {link.line}: {shown} {problem}"
     return Finding("link", "error", source, message, key, (link.href or link.typed,))
-
-
-def _link_problem(
-    href: str,
-    scan: PageScan,
-    built: dict[str, PageScan],
-    files: set[str],
-    registered: set[str | None],
-    base_url: str,
-) -> str | None:
-    """Return why one link does not resolve, or None when it does."""
-    if href.startswith("#") and href.isprintable():  # within the page: urlsplit's fragment
-        return _missing(scan, href[1:])
-    try:
-        parts = urlsplit(href)
-        hostname = parts.hostname or ""
-    except ValueError:
-        return "is not a valid URL"
-    if parts.scheme in {"http", "https"} and not same_host(hostname, base_url):
-        return None  # another site: not ours to check, and never fetched
-    if href.startswith("#"):
-        target, fragment = scan, parts.fragment
-    else:
-        key = page_key(href, base_url)
-        if key is None:
-            return "is neither an http(s) URL nor a site path"
-        if key in files or parts.path in files:
-            return None
-        target = built.get(key)
-        if target is None:
-            return None if key in registered else f"resolves to no page ({key})"
-        fragment = parts.fragment
-    return _missing(target, fragment)
-
-
-def _missing(target: PageScan, fragment: str) -> str | None:
-    """Return why a link's #fragment is no id of its target page, or None when it is one."""
-    if fragment and fragment not in target.ids:
-        return f"points at #{fragment}, which {target.key} does not have"
-    return None

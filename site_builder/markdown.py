@@ -26,7 +26,7 @@ from mdit_py_plugins.footnote import footnote_plugin
 from site_builder.code_blocks import install_code_blocks
 from site_builder.ids import PageIds
 from site_builder.images import ContentImage
-from site_builder.models import ProseLink
+from site_builder.links import ProseLink
 from site_builder.prose_blocks import claim_prose_ids, install_prose_blocks, prose_block_problems
 
 _SCHEME = re.compile(r"^([a-z][a-z0-9+.\-]*):", re.IGNORECASE)

@@ -14,6 +14,7 @@ from site_builder.claims import Verification
 from site_builder.errors import Problem
 from site_builder.images import ContentImage
 from site_builder.inputs import Asset
+from site_builder.links import ProseLink, SiteLink
 from site_builder.schema import (
     Acknowledgement,
     FrontMatter,
@@ -206,17 +207,6 @@ class Site:
 
 
 @dataclass(frozen=True)
-class ProseLink:
-    """A link an editor wrote in a guide's prose: its line, the target as typed, as published."""
-
-    line: int
-    typed: str
-    href: str
-    """The published target; "" when the link was refused (see `problem`)."""
-    problem: str = ""
-
-
-@dataclass(frozen=True)
 class Page:
     """One output file: its path inside the site folder and its bytes."""
 
@@ -246,9 +236,11 @@ class PageScan:
     canonical: str
     og_url: str
     noindex: bool
-    links: tuple[str, ...]
     ids: frozenset[str]
     duplicate_ids: tuple[str, ...]
+    link_problems: tuple[tuple[str, str], ...]
+    """(href, problem) of each link the page alone shows to be broken (`links.judged_links`)."""
+    site_links: tuple[SiteLink, ...]
 
 
 Severity = Literal["error", "warning", "info"]

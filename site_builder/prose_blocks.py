@@ -19,7 +19,7 @@ from html import escape
 from typing import Any
 
 from site_builder.ids import PageIds
-from site_builder.models import ProseLink
+from site_builder.links import ProseLink
 
 KINDS = {"note": "Note", "tip": "Tip", "warning": "Warning"}
 """The kinds of note an editor may write, with the label each is drawn with."""

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from datetime import date, datetime
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +33,7 @@ from site_builder.reuse import (
     reused_or_computed,
     site_digest,
 )
-from site_builder.scan import scanned_guide_page
+from site_builder.scan import scanned_guide_page, scanned_page
 from site_builder.site_files import asset_pages, image_pages, sitemap_urls
 from site_builder.structured import guide_json_ld, modified_at, published_at
 from site_builder.template_errors import template_problem
@@ -64,8 +63,8 @@ def make_env(templates_dir: Path) -> Environment:
         lstrip_blocks=True,
         keep_trailing_newline=True,
     )
-    env.filters["timestamp"] = _timestamp
-    env.filters["iso"] = _iso
+    env.filters["timestamp"] = format_time  # 2026-08-24 11:09 UTC, as cells.format_cell
+    env.filters["iso"] = machine_time  # W3C, in UTC: 2026-08-24T11:09:48+00:00
     env.filters["words"] = humanize_slug
     return env
 
@@ -173,7 +172,7 @@ def _guide_pages(
             page = render_guide(env, view, common, navigation)
         except TEMPLATE_ERRORS as error:
             raise InputError([template_problem(error, config)]) from None
-        return scanned_guide_page(page, guide)
+        return scanned_guide_page(page, guide, site.settings.base_url)
 
     guides = site.guides
     site_key = site_digest(site, templates_key, every_guide=every_guide) if cache else ""
@@ -209,7 +208,9 @@ def _tag_pages(
         "page",
         len(tags),
         lambda index: list_page_key(site_key, paths[index], tags[index].guides, cache),
-        lambda index: _page(env, paths[index], "tag.html", common, tag=tags[index]),
+        lambda index: scanned_page(
+            _page(env, paths[index], "tag.html", common, tag=tags[index]), site.settings.base_url
+        ),
         PAGE_CODEC,
         1,
     )
@@ -262,7 +263,7 @@ def _feed(env: Environment, site: Site, common: dict[str, Any]) -> Page:
         ((guide, modified_at(guide)) for guide in site.guides),
         key=lambda entry: (-entry[1].timestamp(), entry[0].slug),
     )
-    updated = _iso(entries[0][1]) if entries else "1970-01-01T00:00:00+00:00"
+    updated = machine_time(entries[0][1]) if entries else "1970-01-01T00:00:00+00:00"
     return _page(
         env,
         "atom.xml",
@@ -287,13 +288,3 @@ def _alias_pages(env: Environment, site: Site, common: dict[str, Any]) -> list[P
 def _markdown(text: str) -> Markup:
     """Render trusted-configuration Markdown (still with raw HTML off)."""
     return Markup(render_markdown(text).html)
-
-
-def _timestamp(value: datetime | date) -> str:
-    """Return a time as readers see it: 2026-08-24 11:09 UTC (cells.format_cell agrees)."""
-    return format_time(value)
-
-
-def _iso(value: datetime | date) -> str:
-    """Return a time in W3C format, in UTC: 2026-08-24T11:09:48+00:00."""
-    return machine_time(value)

@@ -24,7 +24,8 @@ from typing import Any, TypeVar
 
 from site_builder.cache import BuildCache, digest
 from site_builder.claims import ClaimCheck, Verification
-from site_builder.models import Guide, Page, PageScan, ProseLink, Shingles, Site
+from site_builder.links import ProseLink, SiteLink
+from site_builder.models import Guide, Page, PageScan, Shingles, Site
 from site_builder.workers import run_each
 
 T = TypeVar("T")
@@ -222,9 +223,10 @@ def load_page(data: bytes) -> Page:
     scan = None
     if raw is not None:
         raw.update(
-            links=tuple(raw["links"]),
             ids=frozenset(raw["ids"]),
             duplicate_ids=tuple(raw["duplicate_ids"]),
+            link_problems=tuple(map(tuple, raw["link_problems"])),
+            site_links=tuple(SiteLink._make(link) for link in raw["site_links"]),
         )
         scan = PageScan(**raw)
     text, evidence = head["shingles"] or (None, None)

@@ -14,6 +14,7 @@ from dataclasses import replace
 
 from selectolax.lexbor import LexborHTMLParser
 
+from site_builder.links import judged_links
 from site_builder.models import Guide, Page, PageScan, Shingles
 from site_builder.words import evidence_text, gram_codes
 
@@ -76,40 +77,48 @@ def page_key_of_path(path: str) -> str:
     return "/" + path
 
 
-def scan_pages(pages: Iterable[Page]) -> list[PageScan]:
+def scan_pages(pages: Iterable[Page], base_url: str) -> list[PageScan]:
     """Scan every HTML page, in path order (reusing the scan made while rendering it)."""
     return [
-        page.scan or scan_page(page)
+        page.scan or scan_page(page, base_url)
         for page in sorted(pages, key=lambda page: page.path)
         if page.path.endswith(".html")
     ]
 
 
-def scan_page(page: Page) -> PageScan:
-    """Scan one HTML page."""
-    return scan_with_text(page)[0]
+def scan_page(page: Page, base_url: str) -> PageScan:
+    """Scan one HTML page of the site at `base_url`."""
+    return scan_with_text(page, base_url)[0]
 
 
-def scanned_guide_page(page: Page, guide: Guide) -> Page:
+def scanned_page(page: Page, base_url: str) -> Page:
+    """Return the page with its scan (kept with it, in the preview's memory and the cache)."""
+    return replace(page, scan=scan_page(page, base_url))
+
+
+def scanned_guide_page(page: Page, guide: Guide, base_url: str) -> Page:
     """Return a guide's page with its scan and the shingles the overlap audit compares: of
     the page's visible text and of the record's published values."""
-    scan, text = scan_with_text(page)
+    scan, text = scan_with_text(page, base_url)
     shingles = Shingles(gram_codes(text), gram_codes(evidence_text(guide.evidence)))
     return replace(page, scan=scan, shingles=shingles)
 
 
-def scan_with_text(page: Page) -> tuple[PageScan, str]:
+def scan_with_text(page: Page, base_url: str) -> tuple[PageScan, str]:
     """Scan one HTML page; also return the visible text of its `<main>`, spaces collapsed."""
     canonical, og_url, noindex, links, ids, text = _scan(page.content)
     counts = Counter(ids)
+    key = page_key_of_path(page.path)
+    problems, site_links = judged_links(links, key, frozenset(counts), base_url)
     scan = PageScan(
         path=page.path,
-        key=page_key_of_path(page.path),
+        key=key,
         canonical=canonical,
         og_url=og_url,
         noindex=noindex,
-        links=tuple(links),
         ids=frozenset(counts),
         duplicate_ids=tuple(sorted(i for i, n in counts.items() if n > 1)),
+        link_problems=problems,
+        site_links=site_links,
     )
     return scan, " ".join(text.split())

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import posixpath
 import re
+from functools import lru_cache
 from urllib.parse import unquote, urlsplit
 
 _FILE_SUFFIX = re.compile(r"\.[a-z0-9]{1,5}$")
@@ -19,9 +20,13 @@ _FILE_SUFFIX = re.compile(r"\.[a-z0-9]{1,5}$")
 
 def same_host(host: str, base_url: str) -> bool:
     """Return whether `host` is the site's host (case-insensitive, `www.` and default ports ignored)."""
-    ours = urlsplit(base_url).hostname or ""
-    host = host.lower().removeprefix("www.")
-    return host == ours.lower().removeprefix("www.")
+    return host.lower().removeprefix("www.") == _host(base_url)
+
+
+@lru_cache(maxsize=16)
+def _host(base_url: str) -> str:
+    """Return the site's host name, lowercased, without `www.`."""
+    return (urlsplit(base_url).hostname or "").lower().removeprefix("www.")
 
 
 def page_key(url: str, base_url: str) -> str | None:

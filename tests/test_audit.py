@@ -247,7 +247,9 @@ def test_sitemap_and_canonical_disagreements_are_found(project: Project) -> None
     pages["sitemap.xml"] = Page("sitemap.xml", sitemap)
     pages[guide_path] = Page(guide_path, guide)
     site = _site(config)
-    findings = check_site(site, list(pages.values()), scan_pages(pages.values()))
+    findings = check_site(
+        site, list(pages.values()), scan_pages(pages.values(), site.settings.base_url)
+    )
     messages = [f.message for f in findings if f.severity == "error"]
     assert any("/guides/glm-5-2-vllm-sequence-parallel-moe/ is missing" in m for m in messages)
     assert any("/guides/stray/ is listed but is no page" in m for m in messages)

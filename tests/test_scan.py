@@ -8,6 +8,7 @@ from site_builder.models import Page
 from site_builder.scan import scan_pages, scan_with_text
 from tests.conftest import Project
 
+BASE_URL = "https://glm52.ai"
 PAGE = """<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Head title</title>
 <link rel="canonical" href="https://glm52.ai/guides/x/">
@@ -15,6 +16,8 @@ PAGE = """<!doctype html>
 <meta property="og:url" content="https://glm52.ai/guides/x/">
 <meta name="robots" content="noindex, follow">
 <script src="/assets/search.js"></script>
+<link rel="help" href="#nowhere"><link rel="author" href="mailto:x@example.org">
+<link rel="prev" href="https://GLM52.ai/guides/z/#a"><link rel="next" href="http://[::1">
 </head><body>
 <a id="top" href="#main">Skip</a>
 <main id="main"><h1 id="t">Tokens &amp; <em>GPUs</em></h1>
@@ -29,26 +32,32 @@ PAGE = """<!doctype html>
 
 
 def test_a_page_scan_reads_what_the_page_declares() -> None:
-    [scan] = scan_pages([Page("guides/x/index.html", PAGE.encode("utf-8"))])
+    [scan] = scan_pages([Page("guides/x/index.html", PAGE.encode("utf-8"))], BASE_URL)
     assert scan.key == "/guides/x/"
     assert scan.canonical == "https://glm52.ai/guides/x/"
     assert scan.og_url == scan.canonical
     assert scan.noindex is True
-    assert scan.links == (
-        "/assets/style.1.css",
-        "/assets/search.js",
-        "#main",
-        "/img/a.png",
-        "/search/",
-        "https://example.org/x?a=1&b=2",
-        "/guides/y/#verdict",
-        "/tags/",
+    # What the page alone shows (its own anchors, other sites, malformed links) is judged
+    # here, in href order; links to the site's paths are left for the site checks.
+    assert scan.link_problems == (
+        ("#nowhere", "points at #nowhere, which /guides/x/ does not have"),
+        ("http://[::1", "is not a valid URL"),
+        ("mailto:x@example.org", "is neither an http(s) URL nor a site path"),
     )
+    assert scan.site_links == (
+        ("/assets/search.js", "/assets/search.js", "/assets/search.js", ""),
+        ("/assets/style.1.css", "/assets/style.1.css", "/assets/style.1.css", ""),
+        ("/guides/y/#verdict", "/guides/y/", "/guides/y/", "verdict"),
+        ("/img/a.png", "/img/a.png", "/img/a.png", ""),
+        ("/search/", "/search/", "/search/", ""),
+        ("/tags/", "/tags/", "/tags/", ""),
+        ("https://GLM52.ai/guides/z/#a", "/guides/z/", "/guides/z/", "a"),
+    )  # "#main" is an id of the page, https://example.org/ another site: nothing to check
     assert scan.ids == frozenset({"top", "main", "t", "q"})
     assert scan.duplicate_ids == ("t",)
     # Only <main>'s text, entities decoded; no script, style, template or SVG title text.
     page = Page("guides/x/index.html", PAGE.encode("utf-8"))
-    assert scan_with_text(page) == (
+    assert scan_with_text(page, BASE_URL) == (
         scan,
         "Tokens & GPUs Before after <b> bar 12 out y duplicate id",
     )
@@ -60,7 +69,7 @@ def test_only_html_files_are_scanned_in_path_order() -> None:
         Page("sitemap.xml", b"<urlset/>"),
         Page("a.html", b"<main><p>a</p></main>"),
     ]
-    assert [scan.path for scan in scan_pages(pages)] == ["a.html", "b/index.html"]
+    assert [scan.path for scan in scan_pages(pages, BASE_URL)] == ["a.html", "b/index.html"]
 
 
 def test_timings_name_every_stage_of_a_build(project: Project) -> None:
