@@ -84,12 +84,22 @@ def _core(raw: RawRecord, problems: list[Problem]) -> RecordCore | None:
 
 
 def _without(value: Any, keys: frozenset[str]) -> Any:
-    """Return a JSON value with editorial keys removed at every depth, never to be published."""
-    if isinstance(value, dict):
+    """Return a JSON value with editorial keys removed at every depth, never to be published.
+
+    Objects and lists without any are returned as they are, shared (a record is never
+    changed once read): only the containers on the way to a removed key are copied.
+    """
+    if isinstance(value, dict) and not keys.isdisjoint(value):
         return {k: _without(v, keys) for k, v in value.items() if k not in keys}
-    if isinstance(value, list):
-        return [_without(item, keys) for item in value]
-    return value
+    if not isinstance(value, dict | list):
+        return value
+    copy: Any = None
+    for at, item in value.items() if isinstance(value, dict) else enumerate(value):
+        if isinstance(item, dict | list) and (kept := _without(item, keys)) is not item:
+            if copy is None:
+                copy = dict(value) if isinstance(value, dict) else list(value)
+            copy[at] = kept
+    return value if copy is None else copy
 
 
 def _decision(
