@@ -6,7 +6,8 @@ between built guides on the full visible text and on the evidence itself (every 
 value of the record), so a copied record is caught even under new prose. On a large site
 candidates come from MinHash LSH (datasketch and numpy: only this module imports them), so
 10,000 pages cost about 10,000 lookups, not 50 million pairs; a small site compares every pair.
-Each candidate pair is scored exactly (Jaccard of word shingles). A finding about a pair names
+Each candidate pair is scored exactly (Jaccard of word shingles; a whole text's are 64-bit codes
+of its word 3-grams, made with its page: `words.gram_codes`). A finding about a pair names
 the newer guide's files (`newness`): a new guide never files a finding against an existing one.
 """
 
@@ -186,7 +187,7 @@ def _lsh_candidates(docs: list[Doc]) -> Iterator[tuple[Doc, Doc]]:
 
 def _signatures(docs: list[Doc]) -> np.ndarray:
     """Return each page's MinHash signature: datasketch's MinHash (its "affine32" permutations,
-    seed 1) of the crc32s its shingles carry, computed here on whole arrays."""
+    seed 1) of its shingles' low 32 bits, computed here on whole arrays."""
     from datasketch import MinHash  # numpy and scipy: imported only at scale
 
     multiply, add = MinHash(num_perm=NUM_PERM, seed=1, scheme="affine32").permutations
