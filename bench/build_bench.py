@@ -36,18 +36,23 @@ ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT.parent / "shared" / "bench" / "same-pages" / "corpus.py"
 # Runs build.py in-process so the builder's own peak RSS is read apart from Pagefind's.
 RUNNER = """
-import resource, runpy, sys
+import os, resource, runpy, sys
 sys.argv = ["build.py", *sys.argv[1:]]
+leave, builder = os._exit, os.getpid()
+
+def report_peak(code):
+    if os.getpid() != builder:  # a forked worker leaving (multiprocessing uses os._exit too)
+        leave(code)
+    own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024
+    children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss // 1024
+    print(f"PEAK {own} {children}", file=sys.stderr, flush=True)
+    leave(code)
+
+os._exit = report_peak  # build.py leaves with os._exit once its output is flushed
 try:
     runpy.run_path("build.py", run_name="__main__")
 except SystemExit as stop:
-    code = stop.code or 0
-else:
-    code = 0
-own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024
-children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss // 1024
-print(f"PEAK {own} {children}", file=sys.stderr)
-sys.exit(code)
+    report_peak(stop.code or 0)
 """
 
 
