@@ -203,13 +203,12 @@ def dump_page(page: Page) -> bytes:
     scan = asdict(page.scan) if page.scan else None
     if scan is not None:
         scan["ids"] = sorted(scan["ids"])
-    shingles = page.shingles
+    shingles = [b64encode(part).decode() for part in page.shingles] if page.shingles else None
     head = {
         "path": page.path,
         "links": [asdict(link) for link in page.links],
         "scan": scan,
-        "shingles": shingles
-        and [b64encode(shingles.text).decode(), b64encode(shingles.evidence).decode()],
+        "shingles": shingles,
     }
     return json.dumps(head, ensure_ascii=False).encode("utf-8") + b"\n" + page.content
 
@@ -229,9 +228,8 @@ def load_page(data: bytes) -> Page:
             site_links=tuple(SiteLink._make(link) for link in raw["site_links"]),
         )
         scan = PageScan(**raw)
-    text, evidence = head["shingles"] or (None, None)
-    shingles = text is not None and Shingles(b64decode(text), b64decode(evidence))
-    return Page(head["path"], content, links, scan, shingles or None)
+    shingles = Shingles(*map(b64decode, head["shingles"])) if head["shingles"] else None
+    return Page(head["path"], content, links, scan, shingles)
 
 
 def reused_or_computed(
