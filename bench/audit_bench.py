@@ -816,14 +816,14 @@ def traced_peak_mib(site: Site, shingled: Mapping[str, Shingles]) -> float:
 def profile(site: Site, shingled: Mapping[str, Shingles], top: int = 10) -> str:
     """Return cProfile's top functions of one audit by cumulative, then by own time.
 
-    Only site_builder and datasketch functions are listed, not this script's wrappers.
+    Only site_builder functions are listed, not this script's wrappers.
     """
     profiler = cProfile.Profile()
     profiler.runcall(run_audit, site, shingled)
     out = io.StringIO()
     stats = pstats.Stats(profiler, stream=out)
     for order in ("cumulative", "tottime"):
-        stats.sort_stats(order).print_stats(r"site_builder/|datasketch/", top)
+        stats.sort_stats(order).print_stats(r"site_builder/", top)
     return out.getvalue()
 
 
@@ -865,11 +865,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"guides' shingles made in {synthetic.shingle_seconds:.2f} s (not timed: a build makes "
         "them where it renders each page, over every core, and caches them)"
     )
-    started = time.perf_counter()
-    import datasketch  # noqa: F401  # check_overlap imports it lazily; pay that once, here
-
-    print(f"datasketch import: {time.perf_counter() - started:.2f} s (once, not in the timings)")
-
     seconds, totals, cpu_totals, findings = time_audit(site, shingled, args.repeat)
     rss = max_rss_mib()
     median_total = statistics.median(totals)

@@ -4,8 +4,8 @@ Each guide is compared with every other guide and every registry page on its int
 reader job, description; a registry page's slug words stand in for a missing title), and
 between built guides on the full visible text and on the evidence itself (every published
 value of the record), so a copied record is caught even under new prose. On a large site
-candidates come from MinHash LSH (datasketch and numpy: only this module imports them), so
-10,000 pages cost about 10,000 lookups, not 50 million pairs; a small site compares every pair.
+candidates come from MinHash LSH (numpy: only this module imports it; signatures are
+datasketch's, without the 1.2 s its import costs: `_permutations`), so 10,000 pages cost about 10,000 lookups, not 50 million pairs; a small site compares every pair.
 Each candidate pair is scored exactly (Jaccard of word shingles; a whole text's are 64-bit codes
 of its word 3-grams, made with its page: `words.gram_codes`). A finding about a pair names
 the newer guide's files (`newness`): a new guide never files a finding against an existing one.
@@ -16,6 +16,7 @@ from __future__ import annotations
 import zlib
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import replace
+from functools import cache
 
 import numpy as np
 
@@ -188,9 +189,7 @@ def _lsh_candidates(docs: list[Doc]) -> Iterator[tuple[Doc, Doc]]:
 def _signatures(docs: list[Doc]) -> np.ndarray:
     """Return each page's MinHash signature: datasketch's MinHash (its "affine32" permutations,
     seed 1) of its shingles' low 32 bits, computed here on whole arrays."""
-    from datasketch import MinHash  # numpy and scipy: imported only at scale
-
-    multiply, add = MinHash(num_perm=NUM_PERM, seed=1, scheme="affine32").permutations
+    multiply, add = _permutations()
     signatures = np.empty((len(docs), NUM_PERM), np.uint32)
     for n, doc in enumerate(docs):
         codes = doc.shingles
@@ -201,6 +200,19 @@ def _signatures(docs: list[Doc]) -> np.ndarray:
             mixed = (mixed ^ mixed >> shift) * np.uint32(factor)
         signatures[n] = np.min(np.multiply.outer(mixed, multiply) + add, axis=0)
     return signatures
+
+
+@cache
+def _permutations() -> tuple[np.ndarray, np.ndarray]:
+    """Return the (multiplier, addend) of each of NUM_PERM permutations, drawn as datasketch's
+    `MinHash(num_perm=NUM_PERM, seed=1, scheme="affine32")` draws them (the tests check they
+    are its `permutations`). Importing datasketch imports scipy: 1.2 s of every build."""
+    generator = np.random.RandomState(1)
+    multiply = generator.randint(0, 1 << 31, NUM_PERM, dtype=np.uint32) * np.uint32(2) + 1
+    add = generator.randint(0, 1 << 32, NUM_PERM, dtype=np.uint32)
+    for array in (multiply, add):
+        array.setflags(write=False)  # shared by every call
+    return multiply, add
 
 
 def _scored_pairs(docs: list[Doc]) -> list[tuple[Doc, Doc, float]]:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import random
 import shutil
+import subprocess
+import sys
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, cast
@@ -304,6 +306,24 @@ def test_template_text_shared_by_many_guides_does_not_make_them_alike() -> None:
     assert score(kept[0].shingles, kept[1].shingles) == 1.0
     few = overlap._long_docs(docs[:BOILERPLATE_FREE], codes[:BOILERPLATE_FREE])
     assert score(few[2].shingles, few[3].shingles) > 0.4  # a small site keeps every shingle
+
+
+def test_minhash_at_scale_does_not_import_datasketch_or_scipy() -> None:
+    # Importing datasketch imports scipy: 1.2 s of every build and audit over 200 guides.
+    code = """
+import sys
+from site_builder import overlap
+from site_builder.seo import Doc
+from site_builder.words import gram_codes
+docs = [Doc(f"/g{n}/", "", "", object(), frozenset()) for n in range(300)]
+docs = overlap._long_docs(docs, [gram_codes(f"page {n} about the canary rollout") for n in range(300)])
+assert len(docs) * len(docs) > overlap.EXACT_PAIR_LIMIT
+list(overlap._lsh_candidates(docs))
+print(sorted(name for name in ("datasketch", "scipy") if name in sys.modules))
+"""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
 
 
 def test_lsh_candidates_are_those_datasketchs_minhash_lsh_proposes() -> None:

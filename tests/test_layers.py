@@ -79,7 +79,6 @@ OWNERS = {
     "pygments": "code_blocks",
     "mdit_py_plugins": "markdown",
     "yaml": "decode",
-    "datasketch": "overlap",
     "numpy": None,  # arrays: overlap shingles (overlap), related-guide scores (navigation)
     "selectolax": "scan",
     "defusedxml": None,  # XML: sitemaps (registry) and SVG images (images)
