@@ -22,7 +22,7 @@ from site_builder.search import SearchIndex, promised_pages
 from site_builder.unchanged import inputs_key, remember, remembered
 from site_builder.verify import verify_site
 from site_builder.vocabulary import using
-from site_builder.write import write_site
+from site_builder.write import StagedSite, write_site
 
 
 class Stopwatch:
@@ -114,7 +114,8 @@ def _build(
 ) -> BuildReport:
     """Assemble, verify, render, check and write one validated project.
 
-    Pagefind indexes the site to be written in a child process while the checks run.
+    Pagefind indexes the site to be written in a child process while the checks run and the
+    site's own files are written to a staging folder; its bundle joins them before the swap.
     """
     with clock.stage("validate"):
         site = assemble(normalized, config.build_date, production=config.production)
@@ -129,7 +130,8 @@ def _build(
         if output.serve is not None and write and search is None and not leave_out_drafts:
             report = _report(site, pages, (), verifications, written=True)
             with clock.stage("write"):
-                _write(pages, site, config, output, cache, report)
+                _write(pages, site, config, output, report)
+                _prune(cache)
             with clock.stage("check"):
                 findings = run_checks(site, [*pages, *promised_pages()], verifications)
             return replace(report, findings=tuple(acknowledge(site, findings)))
@@ -147,31 +149,42 @@ def _build(
                 findings = ordered([*findings, *(f for f in published_findings if f not in seen)])
         findings = acknowledge(site, findings)
         written = write and not any(finding.severity == "error" for finding in findings)
+        staged = None
+        if written and search is not None and output.serve is None:
+            # The site's own files are written while Pagefind finishes; its bundle joins them.
+            staged = stack.enter_context(StagedSite(config.out_dir, config.input_dirs))
+            with clock.stage("write"):
+                staged.add([*pages, *static_pages(site)])
+        bundle: list[Page] = []
         if written and search is not None:
             with clock.stage("search index"):
-                pages += search.pages()
-    report = _report(site, pages, findings, verifications, written, leave_out_drafts)
-    if written:
-        with clock.stage("write"):
-            _write(pages, site, config, output, cache, report)
+                bundle = search.pages()
+        pages += bundle
+        report = _report(site, pages, findings, verifications, written, leave_out_drafts)
+        if written:
+            with clock.stage("write"):
+                if staged is None:
+                    _write(pages, site, config, output, report)
+                else:
+                    staged.add(bundle)
+                    staged.publish()
+                _prune(cache)
     return report
 
 
 def _write(
-    pages: list[Page],
-    site: Site,
-    config: BuildConfig,
-    output: Output,
-    cache: BuildCache | None,
-    report: BuildReport,
+    pages: list[Page], site: Site, config: BuildConfig, output: Output, report: BuildReport
 ) -> None:
-    """Write the pages and static files (or hand them to `output.serve`); drop cache entries
-    this build did not use."""
+    """Write the pages and static files, or hand them to `output.serve`."""
     files = [*pages, *static_pages(site)]
     if output.serve is not None:
         output.serve(files, report)
     else:
         write_site(files, config.out_dir, config.input_dirs)
+
+
+def _prune(cache: BuildCache | None) -> None:
+    """Drop the cache entries this build did not use."""
     if cache is not None:
         cache.prune("verify")
         cache.prune("page")

@@ -1,4 +1,5 @@
-"""Write the site atomically: into a fresh staging folder, then swap it into place.
+"""Write the site atomically: into a fresh staging folder (in parts, if need be: `StagedSite`),
+then swap it into place.
 
 A failed build, or one interrupted before the swap, leaves the previous output untouched; one
 killed between the swap's two renames is repaired by the next run (`workdirs.tidy`).
@@ -26,28 +27,55 @@ def write_site(
     inputs: Sequence[Path] = (),
 ) -> None:
     """Write `pages` to `out_dir`, replacing its previous contents in one swap."""
-    out_dir = out_dir.resolve()
-    _refuse_input_folder(out_dir, inputs)
-    try:
-        out_dir.parent.mkdir(parents=True, exist_ok=True)
-        staging = work_folder(out_dir, "staging")
-    except OSError as error:
-        message = f"cannot create the staging folder: {error.strerror or error}"
-        raise OutputError(out_dir.parent, message) from None
-    try:
-        write_tree(pages, staging)
-        _swap(staging, out_dir)
-    except OSError as error:
-        shutil.rmtree(staging, ignore_errors=True)
-        message = f"cannot write the site: {error.strerror or error}"
-        raise OutputError(out_dir, message) from None
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise
+    with StagedSite(out_dir, inputs) as staged:
+        staged.add(pages)
+        staged.publish()
+
+
+class StagedSite:
+    """A site written in parts into a staging folder beside `out_dir`, then swapped into place
+    by `publish` (so a build writes its pages while Pagefind still indexes them). Leaving the
+    `with` block unpublished, for whatever reason, removes the staging folder and leaves the
+    previous site untouched."""
+
+    def __init__(self, out_dir: Path, inputs: Sequence[Path] = ()) -> None:
+        self.out_dir = out_dir.resolve()
+        _refuse_input_folder(self.out_dir, inputs)
+        try:
+            self.out_dir.parent.mkdir(parents=True, exist_ok=True)
+            self._staging = work_folder(self.out_dir, "staging")
+        except OSError as error:
+            message = f"cannot create the staging folder: {error.strerror or error}"
+            raise OutputError(self.out_dir.parent, message) from None
+        self._published = False
+
+    def __enter__(self) -> StagedSite:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if not self._published:
+            shutil.rmtree(self._staging, ignore_errors=True)
+
+    def add(self, pages: Sequence[Page]) -> None:
+        """Write more pages into the staging folder."""
+        try:
+            write_tree(pages, self._staging)
+        except OSError as error:
+            message = f"cannot write the site: {error.strerror or error}"
+            raise OutputError(self.out_dir, message) from None
+
+    def publish(self) -> None:
+        """Swap the staged site into place."""
+        try:
+            _swap(self._staging, self.out_dir)
+        except OSError as error:
+            message = f"cannot write the site: {error.strerror or error}"
+            raise OutputError(self.out_dir, message) from None
+        self._published = True
 
 
 def write_tree(pages: Sequence[Page], folder: Path) -> None:
-    """Write every page under `folder` (which must exist and be empty)."""
+    """Write every page under `folder` (which must exist)."""
     root = folder.resolve()
     made = {root}
     for page in pages:

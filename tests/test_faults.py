@@ -27,7 +27,9 @@ from typing import Any
 
 import pytest
 
+from site_builder import search
 from site_builder.cli import main
+from site_builder.models import Page
 from tests.conftest import Project, copy_project, run_build, tree_digest
 
 RECORD = "records/000_f07234cca5c1d19d.json"
@@ -767,6 +769,7 @@ def test_search_index_failure_keeps_the_previous_site(
     (line,) = [line for line in captured.err.splitlines() if "search index" in line]
     assert line.startswith("pagefind: output: search index failed") and fragment in line, line
     assert tree_digest(built.out) == before
+    assert leftovers(built.out.parent) == []
 
 
 def test_a_failing_pagefind_is_one_line_and_keeps_the_previous_site(
@@ -788,3 +791,26 @@ def test_a_failing_pagefind_is_one_line_and_keeps_the_previous_site(
     assert "pagefind: output: search index failed: Error: index exploded" in captured.err
     assert "Traceback" not in captured.err
     assert tree_digest(built.out) == before
+    assert leftovers(built.out.parent) == [], "the pages staged while it ran are removed"
+
+
+def test_the_site_is_written_while_pagefind_indexes_it(
+    built: Project, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    staged: list[str] = []
+    waited = search.SearchIndex.pages
+
+    def pages(index: search.SearchIndex) -> list[Page]:
+        (folder,) = [p for p in built.out.parent.iterdir() if ".staging-" in p.name]
+        staged.extend(sorted(path.relative_to(folder).as_posix() for path in folder.rglob("*")))
+        return waited(index)
+
+    monkeypatch.setattr(search.SearchIndex, "pages", pages)
+    edit(built, "content/vocabulary.yaml", r"\Z", "\n")  # inputs changed: not skipped
+    assert main(["--root", str(built.root)]) == 0
+    written = sorted(path.relative_to(built.out).as_posix() for path in built.out.rglob("*"))
+    assert "index.html" in staged and "sitemap.xml" in staged
+    assert not any(path.startswith("pagefind") for path in staged)
+    assert [path for path in written if not path.startswith("pagefind")] == staged
+    assert "pagefind/pagefind.js" in written
+    assert leftovers(built.out.parent) == []
