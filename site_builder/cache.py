@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shutil
 import tempfile
 import time
 from collections import defaultdict
@@ -20,7 +21,7 @@ from typing import Any, TypeVar
 
 T = TypeVar("T")
 
-VERSION = "1"
+VERSION = "2"
 """Bumped when the entry format changes; entries of other versions are never read."""
 STALE_TEMPORARY_SECONDS = 3600
 """A temporary file this old belongs to a build that was killed: it is removed."""
@@ -84,6 +85,16 @@ class BuildCache:
             self.used[kind].add(key)
             self.hits += 1
         return value
+
+    def drop_other_versions(self) -> None:
+        """Remove the entries of other cache versions: an upgrade left them, none is read."""
+        for path in self.folder.parent.glob("v*"):
+            if path != self.folder and path.is_dir() and not path.is_symlink():
+                shutil.rmtree(path, ignore_errors=True)
+
+    def keep(self, kind: str, key: str) -> None:
+        """Count an entry as used by this build without reading it (`prune` keeps it)."""
+        self.used[kind].add(key)
 
     def hold(self, kind: str, key: str, value: object) -> None:
         """Hold a decoded entry in memory for the next build (with `memory` only)."""

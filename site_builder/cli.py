@@ -163,7 +163,7 @@ def main(argv: Sequence[str] | None = None, default_root: Path | None = None) ->
     started = time.perf_counter()
     try:
         with _stopped_by_sigterm(), stage_display(not args.quiet and args.format == "text") as show:
-            report = build(config, write=not args.audit, on_stage=show)
+            report = build(config, write=not args.audit, on_stage=show, html=not args.audit)
     except KeyboardInterrupt:
         print(
             "Stopped: the site was not written; the previous output is untouched.", file=sys.stderr

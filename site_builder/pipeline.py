@@ -19,6 +19,7 @@ from site_builder.models import BuildReport, Finding, Normalized, Page, Site
 from site_builder.normalize import normalize
 from site_builder.render import render_site
 from site_builder.search import SearchIndex, promised_pages
+from site_builder.stored_pages import HTML, SCAN
 from site_builder.unchanged import inputs_key, remember, remembered
 from site_builder.verify import verify_site
 from site_builder.vocabulary import using
@@ -53,8 +54,11 @@ def build(
     search: bool = True,
     on_stage: Callable[[str], None] | None = None,
     serve: Callable[[list[Page], BuildReport], None] | None = None,
+    html: bool = True,
 ) -> BuildReport:
-    """Build the site; write it unless `write` is false or a check found an error.
+    """Build the site; write it unless `write` is false or a check found an error. A build
+    that does not write returns its guide and tag pages without their bytes if `html` is
+    false (`--audit`: the checks read what rendering collected, not the HTML).
 
     Drafts are checked like every guide; unless `config.include_drafts`, the site written is
     rendered again without them, and that deploy is checked too. A build to write whose
@@ -85,7 +89,7 @@ def build(
     # Keys read by shape anywhere in a record (caveats, verdicts) and word spellings come
     # from the project's vocabulary for the whole build.
     with using(normalized.vocabulary):
-        output = Output(write, search, serve)
+        output = Output(write, search, serve, html or write)
         report = _build(normalized, config, output, clock, cache)
         if key and report.written:
             with clock.stage("write"):
@@ -103,6 +107,8 @@ class Output:
     search: bool = True
     serve: Callable[[list[Page], BuildReport], None] | None = None
     """Hand the files to this instead of writing them (see `build`)."""
+    html: bool = True
+    """Whether the pages returned carry their bytes (see `build`)."""
 
 
 def _build(
@@ -125,7 +131,7 @@ def _build(
     leave_out_drafts = bool(site.drafts) and not config.include_drafts
     with ExitStack() as stack:
         with clock.stage("render"):
-            pages = render_site(site, config, verifications, cache)
+            pages = render_site(site, config, verifications, cache, html=output.html)
         search = _start_search(stack, pages, site, config, indexed and not leave_out_drafts, clock)
         if output.serve is not None and write and search is None and not leave_out_drafts:
             report = _report(site, pages, (), verifications, written=True)
@@ -141,7 +147,7 @@ def _build(
         if leave_out_drafts:
             published = site.without_drafts()
             with clock.stage("render"):
-                pages = render_site(published, config, verifications, cache)
+                pages = render_site(published, config, verifications, cache, html=output.html)
             search = _start_search(stack, pages, site, config, indexed, clock)
             with clock.stage("check"):
                 seen = set(findings)
@@ -186,9 +192,10 @@ def _write(
 def _prune(cache: BuildCache | None) -> None:
     """Drop the cache entries this build did not use."""
     if cache is not None:
-        cache.prune("verify")
-        cache.prune("page")
+        for kind in ("verify", SCAN, HTML):
+            cache.prune(kind)
         cache.forget_unused()
+        cache.drop_other_versions()
 
 
 def _report(

@@ -25,16 +25,10 @@ from site_builder.markdown import render_markdown
 from site_builder.models import Page, Site
 from site_builder.navigation import SiteNavigation, TagPage, family_groups, navigation_of, tag_pages
 from site_builder.pageview import PageView, page_view
-from site_builder.reuse import (
-    PAGE_CODEC,
-    folder_digest,
-    guide_page_key,
-    list_page_key,
-    reused_or_computed,
-    site_digest,
-)
+from site_builder.reuse import folder_digest, guide_page_key, list_page_key, site_digest
 from site_builder.scan import scanned_guide_page, scanned_page
 from site_builder.site_files import asset_pages, image_pages, sitemap_urls
+from site_builder.stored_pages import reused_pages
 from site_builder.structured import guide_json_ld, modified_at, published_at
 from site_builder.template_errors import template_problem
 from site_builder.urls import alias_file, page_key
@@ -74,16 +68,19 @@ def render_site(
     config: BuildConfig,
     verifications: Mapping[str, Verification] | None = None,
     cache: BuildCache | None = None,
+    *,
+    html: bool = True,
 ) -> list[Page]:
     """Return every page of the site (guides over `config.jobs` processes, or from `cache`);
-    template errors become one InputError."""
+    template errors become one InputError. Without `html`, guide and tag pages come without
+    their bytes (for an audit: their scans are what the checks read)."""
     verifications = verifications or {}
     templates_key = folder_digest(config.templates_dir)
     env = reused(cache, ("templates", templates_key), lambda: make_env(config.templates_dir))
     pages, asset_urls = asset_pages(site.assets)
     tags = tag_pages(site.guides)
     common: dict[str, Any] = {"site": site, "settings": site.settings, "assets": asset_urls}
-    guides = _guide_pages(env, templates_key, site, verifications, config, common, cache)
+    guides = _guide_pages(env, templates_key, site, verifications, config, common, cache, html)
     pages += [*guides, *image_pages(guides, site.images)]
     try:
         intro = _markdown(site.settings.intro)
@@ -92,7 +89,7 @@ def render_site(
         pages.append(_page(env, "index.html", "home.html", common, intro=intro, latest=latest))
         pages.append(_page(env, "guides/index.html", "guides.html", common, families=families))
         pages.append(_page(env, "tags/index.html", "tags.html", common, tags=tags))
-        pages.extend(_tag_pages(env, templates_key, site, tags, common, cache))
+        pages.extend(_tag_pages(env, templates_key, site, tags, common, cache, html))
         pages.append(_page(env, "search/index.html", "search.html", common))
         pages.extend(_alias_pages(env, site, common))
         pages.append(_page(env, "404.html", "404.html", common))
@@ -141,9 +138,10 @@ def _guide_pages(
     config: BuildConfig,
     common: dict[str, Any],
     cache: BuildCache | None,
+    html: bool,
 ) -> list[Page]:
     """Build each guide's view, render it and scan it, over `config.jobs` processes; reuse
-    the pages `cache` has for the same guide and site.
+    the pages `cache` has for the same guide and site (without their bytes unless `html`).
 
     The templates are compiled before the workers fork. A failure building a view is a
     builder bug; a template error is located here, where its traceback still exists.
@@ -176,16 +174,15 @@ def _guide_pages(
 
     guides = site.guides
     site_key = site_digest(site, templates_key, every_guide=every_guide) if cache else ""
-    return reused_or_computed(
+    return reused_pages(
         cache,
-        "page",
         len(guides),
         lambda index: guide_page_key(
             guides[index], site_key, navigation.shown(guides[index]), cache
         ),
         guide_page,
-        PAGE_CODEC,
         config.jobs,
+        html=html,
     )
 
 
@@ -196,6 +193,7 @@ def _tag_pages(
     tags: tuple[TagPage, ...],
     common: dict[str, Any],
     cache: BuildCache | None,
+    html: bool,
 ) -> list[Page]:
     """Render each tag's page, or reuse the cached page when none of its guides changed."""
     every_guide = reused(
@@ -203,16 +201,15 @@ def _tag_pages(
     )
     site_key = site_digest(site, templates_key, every_guide=every_guide) if cache else ""
     paths = [f"tags/{tag.tag}/index.html" for tag in tags]
-    return reused_or_computed(
+    return reused_pages(
         cache,
-        "page",
         len(tags),
         lambda index: list_page_key(site_key, paths[index], tags[index].guides, cache),
         lambda index: scanned_page(
             _page(env, paths[index], "tag.html", common, tag=tags[index]), site.settings.base_url
         ),
-        PAGE_CODEC,
         1,
+        html=html,
     )
 
 

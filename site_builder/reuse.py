@@ -14,9 +14,7 @@ make every guide's summary part of every page's key.
 from __future__ import annotations
 
 import json
-from base64 import b64decode, b64encode
 from collections.abc import Callable, Iterable
-from dataclasses import asdict
 from functools import cache
 from importlib import metadata
 from pathlib import Path
@@ -24,8 +22,7 @@ from typing import Any, TypeVar
 
 from site_builder.cache import BuildCache, digest
 from site_builder.claims import ClaimCheck, Verification
-from site_builder.links import ProseLink, SiteLink
-from site_builder.models import Guide, Page, PageScan, Shingles, Site
+from site_builder.models import Guide, Site
 from site_builder.workers import run_each
 
 T = TypeVar("T")
@@ -197,41 +194,6 @@ def load_verification(data: bytes) -> Verification:
     return Verification(raw["source"], checks, warnings)
 
 
-def dump_page(page: Page) -> bytes:
-    """Return a rendered guide page as one JSON line (its links, scan and shingles, these in
-    base64), then its bytes."""
-    scan = asdict(page.scan) if page.scan else None
-    if scan is not None:
-        scan["ids"] = sorted(scan["ids"])
-    shingles = [b64encode(part).decode() for part in page.shingles] if page.shingles else None
-    head = {
-        "path": page.path,
-        "links": [asdict(link) for link in page.links],
-        "scan": scan,
-        "shingles": shingles,
-    }
-    return json.dumps(head, ensure_ascii=False).encode("utf-8") + b"\n" + page.content
-
-
-def load_page(data: bytes) -> Page:
-    """Return the page `dump_page` wrote."""
-    head_line, _, content = data.partition(b"\n")
-    head = json.loads(head_line)
-    links = tuple(ProseLink(**link) for link in head["links"])
-    raw = head["scan"]
-    scan = None
-    if raw is not None:
-        raw.update(
-            ids=frozenset(raw["ids"]),
-            duplicate_ids=tuple(raw["duplicate_ids"]),
-            link_problems=tuple(map(tuple, raw["link_problems"])),
-            site_links=tuple(SiteLink._make(link) for link in raw["site_links"]),
-        )
-        scan = PageScan(**raw)
-    shingles = Shingles(*map(b64decode, head["shingles"])) if head["shingles"] else None
-    return Page(head["path"], content, links, scan, shingles)
-
-
 def reused_or_computed(
     cache: BuildCache | None,
     kind: str,
@@ -271,4 +233,3 @@ def reused_or_computed(
 
 
 VERIFICATION_CODEC = (dump_verification, load_verification)
-PAGE_CODEC = (dump_page, load_page)

@@ -36,6 +36,7 @@ ORDER = [
     "assemble",
     "scaffold",
     "reuse",
+    "stored_pages",
     "unchanged",
     "verify",
     "measures",

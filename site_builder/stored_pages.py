@@ -1,0 +1,114 @@
+"""Rendered pages in the build cache: what each page declares, apart from its HTML.
+
+A page is stored as two entries under the same key: `scan` (its prose links, its scan and its
+overlap shingles: one JSON line, then the shingles' codes as they are) and `html` (its bytes).
+A build that writes reads both; `--audit`, which writes nothing, reads the scans alone, so at
+10,000 guides it neither reads nor holds a gigabyte of HTML. A page whose two entries do not
+both read back is rendered again.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import asdict, replace
+
+from site_builder.cache import BuildCache
+from site_builder.links import ProseLink, SiteLink
+from site_builder.models import Page, PageScan, Shingles
+from site_builder.workers import run_each
+
+SCAN, HTML = "scan", "html"
+"""The two kinds of entry a page is stored as."""
+
+
+def reused_pages(
+    cache: BuildCache | None,
+    count: int,
+    key: Callable[[int], str],
+    render: Callable[[int], Page],
+    jobs: int,
+    *,
+    html: bool = True,
+) -> list[Page]:
+    """Return `[render(i) for i in range(count)]`: each from the cache when its entries for
+    its key read back, the others rendered over `jobs` processes and stored. Without `html`
+    the pages come back without their bytes (an audit needs only what they declare)."""
+    if cache is None:
+        pages = run_each(render, count, jobs)
+        return pages if html else [replace(page, content=b"") for page in pages]
+    keys = [key(index) for index in range(count)]
+    found: dict[int, Page] = {}
+    for index, entry in enumerate(keys):
+        held = cache.recall(SCAN, entry)
+        if held is not None:
+            cache.keep(HTML, entry)
+            found[index] = held  # type: ignore[assignment]
+        elif (page := _read(cache, entry, html)) is not None:
+            if html:
+                cache.hold(SCAN, entry, page)
+            found[index] = page
+    missing = [index for index in range(count) if index not in found]
+    rendered = run_each(lambda position: render(missing[position]), len(missing), jobs)
+    for index, page in zip(missing, rendered, strict=True):
+        cache.write(SCAN, keys[index], dump_scan(page))
+        cache.write(HTML, keys[index], page.content)
+        cache.hold(SCAN, keys[index], page)
+        found[index] = page if html else replace(page, content=b"")
+    return [found[index] for index in range(count)]
+
+
+def _read(cache: BuildCache, key: str, html: bool) -> Page | None:
+    """Return the page stored under `key` (without its bytes unless `html`), or None."""
+    data = cache.read(SCAN, key)
+    if data is None:
+        return None
+    try:
+        page = load_scan(data)
+    except (ValueError, KeyError, TypeError):  # a damaged entry: render it again
+        cache.misses += 1
+        return None
+    if not html:
+        return page
+    content = cache.read(HTML, key)
+    return None if content is None else replace(page, content=content)
+
+
+def dump_scan(page: Page) -> bytes:
+    """Return what a rendered page declares: one JSON line (its path, links, scan and the byte
+    lengths of its shingles), then the shingles' codes."""
+    scan = asdict(page.scan) if page.scan else None
+    if scan is not None:
+        scan["ids"] = sorted(scan["ids"])
+    shingles = page.shingles or ()
+    head = {
+        "path": page.path,
+        "links": [asdict(link) for link in page.links],
+        "scan": scan,
+        "shingles": [len(part) for part in shingles] if page.shingles else None,
+    }
+    return b"\n".join([json.dumps(head, ensure_ascii=False).encode("utf-8"), *shingles])
+
+
+def load_scan(data: bytes) -> Page:
+    """Return the page `dump_scan` wrote, without its bytes."""
+    head_line, _, codes = data.partition(b"\n")
+    head = json.loads(head_line)
+    links = tuple(ProseLink(**link) for link in head["links"])
+    raw = head["scan"]
+    scan = None
+    if raw is not None:
+        raw.update(
+            ids=frozenset(raw["ids"]),
+            duplicate_ids=tuple(raw["duplicate_ids"]),
+            link_problems=tuple(map(tuple, raw["link_problems"])),
+            site_links=tuple(SiteLink._make(link) for link in raw["site_links"]),
+        )
+        scan = PageScan(**raw)
+    shingles = None
+    if head["shingles"] is not None:
+        text_size, evidence_size = head["shingles"]
+        if len(codes) != text_size + 1 + evidence_size:
+            raise ValueError("the shingles are not their stated size")
+        shingles = Shingles(codes[:text_size], codes[text_size + 1 :])
+    return Page(head["path"], b"", links, scan, shingles)

@@ -1,0 +1,101 @@
+"""Rendered pages in the build cache: an audit reads what they declare, never their HTML."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from site_builder import render
+from site_builder.cache import VERSION, BuildCache
+from site_builder.cli import main
+from site_builder.config import BuildConfig
+from site_builder.pipeline import build
+from site_builder.stored_pages import HTML, SCAN, dump_scan, load_scan
+from tests.conftest import Project
+
+
+def counted_calls(monkeypatch: pytest.MonkeyPatch) -> list[None]:
+    """Count the guide pages rendered from here on."""
+    calls: list[None] = []
+    original = render.render_guide
+
+    def counted(*args: Any) -> Any:
+        calls.append(None)
+        return original(*args)
+
+    monkeypatch.setattr(render, "render_guide", counted)
+    return calls
+
+
+def test_an_audit_reads_the_pages_scans_and_no_html(
+    project: Project, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    written = build(BuildConfig.for_root(project.root))
+    assert written.written
+    kinds: list[str] = []
+    read = BuildCache.read
+
+    def recorded(cache: BuildCache, kind: str, key: str) -> bytes | None:
+        kinds.append(kind)
+        return read(cache, kind, key)
+
+    monkeypatch.setattr(BuildCache, "read", recorded)
+    rendered = counted_calls(monkeypatch)
+    assert main(["--root", str(project.root), "--audit", "--format", "json"]) == 0
+    assert kinds.count(SCAN) >= 4 and HTML not in kinds
+    assert rendered == [], "every guide came from the cache"
+    audited = capsys.readouterr().out
+    monkeypatch.undo()
+    assert main(["--root", str(project.root), "--audit", "--format", "json", "--no-cache"]) == 0
+    assert capsys.readouterr().out == audited
+
+
+def test_an_audit_holds_no_page_html_and_finds_what_a_build_finds(project: Project) -> None:
+    config = BuildConfig.for_root(project.root)
+    cold = build(BuildConfig.for_root(project.root, cache=False), write=False)
+    for _ in range(2):  # the first fills the cache, the second reads it
+        audited = build(config, write=False, html=False)
+        guides = [page for page in audited.pages if page.shingles is not None]
+        assert len(guides) == 4 and all(page.content == b"" for page in guides)
+        assert audited.findings == cold.findings
+        assert [page.path for page in audited.pages] == [page.path for page in cold.pages]
+    whole = {page.path: page.content for page in build(config, write=False).pages}
+    assert whole == {page.path: page.content for page in cold.pages}
+
+
+def test_a_page_whose_html_entry_is_gone_is_rendered_again(
+    project: Project, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    config = BuildConfig.for_root(project.root)
+    first = {page.path: page.content for page in build(config, write=False).pages}
+    for entry in (project.root / ".cache" / f"v{VERSION}" / HTML).iterdir():
+        entry.unlink()
+    calls = counted_calls(monkeypatch)
+    again = {page.path: page.content for page in build(config, write=False).pages}
+    assert again == first
+    assert len(calls) == 4
+
+
+def test_a_scan_entry_reads_back_as_the_page_declared_it(project: Project) -> None:
+    report = build(BuildConfig.for_root(project.root, cache=False), write=False)
+    guide = next(page for page in report.pages if page.shingles is not None)
+    again = load_scan(dump_scan(guide))
+    assert (again.path, again.links, again.scan, again.shingles) == (
+        guide.path,
+        guide.links,
+        guide.scan,
+        guide.shingles,
+    )
+    assert again.content == b""
+    cut = dump_scan(guide)[:-8]
+    with pytest.raises(ValueError, match="not their stated size"):
+        load_scan(cut)
+
+
+def test_a_build_removes_the_entries_of_an_older_cache_version(project: Project) -> None:
+    old = project.root / ".cache" / "v1" / "page"
+    old.mkdir(parents=True)
+    (old / "0123abcd").write_bytes(b"an entry an earlier version wrote")
+    assert build(BuildConfig.for_root(project.root)).written
+    assert sorted(path.name for path in (project.root / ".cache").iterdir()) == [f"v{VERSION}"]
