@@ -49,12 +49,16 @@ def reused_pages(
                 cache.hold(SCAN, entry, page)
             found[index] = page
     missing = [index for index in range(count) if index not in found]
-    rendered = run_each(lambda position: render(missing[position]), len(missing), jobs)
-    for index, page in zip(missing, rendered, strict=True):
-        cache.write(SCAN, keys[index], dump_scan(page))
-        cache.write(HTML, keys[index], page.content)
-        cache.hold(SCAN, keys[index], page)
-        found[index] = page if html else replace(page, content=b"")
+
+    def stored(position: int, page: Page) -> Page:
+        key = keys[missing[position]]
+        cache.write(SCAN, key, dump_scan(page))
+        cache.write(HTML, key, page.content)
+        cache.hold(SCAN, key, page)
+        return page if html else replace(page, content=b"")
+
+    rendered = run_each(lambda position: render(missing[position]), len(missing), jobs, stored)
+    found.update(zip(missing, rendered, strict=True))
     return [found[index] for index in range(count)]
 
 

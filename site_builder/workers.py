@@ -50,14 +50,22 @@ def collect_less() -> None:
     gc.set_threshold(*GC_THRESHOLDS)
 
 
-def run_each(task: Callable[[int], T], count: int, jobs: int) -> list[T]:
-    """Return `[task(i) for i in range(count)]`, spread over `jobs` forked processes.
+def run_each(
+    task: Callable[[int], T],
+    count: int,
+    jobs: int,
+    then: Callable[[int, T], T] | None = None,
+) -> list[T]:
+    """Return `[task(i) for i in range(count)]`, spread over `jobs` forked processes; with
+    `then`, `[then(i, task(i)) ...]`, each `then` run here as its result arrives (so results
+    can be stored and slimmed before the rest are in).
 
     An exception a task raises is raised here, as a serial run would raise it.
     """
+    keep = then or (lambda _, result: result)
     forking = "fork" in multiprocessing.get_all_start_methods()
     if jobs <= 1 or count < 2 * MIN_PER_WORKER or not forking:
-        return [task(index) for index in range(count)]
+        return [keep(index, task(index)) for index in range(count)]
     global _task, _context
     _task, _context = task, contextvars.copy_context()
     size = max(MIN_PER_WORKER, -(-count // (jobs * CHUNKS_PER_WORKER)))
@@ -66,15 +74,17 @@ def run_each(task: Callable[[int], T], count: int, jobs: int) -> list[T]:
     # (Python's advice for forked workers): their collections do not walk it, and so do not
     # touch (and copy) the pages they share with this process.
     gc.freeze()
+    results: list[T] = []
     try:
         with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("fork")) as pool:
-            parts = list(pool.map(_run_chunk, chunks))
+            for (start, _), part in zip(chunks, pool.map(_run_chunk, chunks), strict=True):
+                results += [keep(start + at, result) for at, result in enumerate(part)]
     except BrokenProcessPool as error:
         raise BuilderError("(site)", error, "a worker process") from None
     finally:
         gc.unfreeze()
         _task = _context = None
-    return [result for part in parts for result in part]
+    return results
 
 
 def _run_chunk(bounds: tuple[int, int]) -> list[Any]:

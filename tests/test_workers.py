@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gc
 import os
+import time
 
 import pytest
 
@@ -18,6 +19,23 @@ def test_results_come_back_in_order_from_other_processes() -> None:
     assert [square for square, _ in results] == [index * index for index in range(64)]
     workers = {pid for _, pid in results}
     assert len(workers) == 2 and os.getpid() not in workers
+
+
+def test_then_runs_here_in_order_as_results_arrive() -> None:
+    def task(index: int) -> float:
+        time.sleep(0.01)
+        return time.monotonic()  # when the task ended (one clock for every process)
+
+    seen: list[tuple[int, int, float]] = []
+
+    def then(index: int, ended: float) -> float:
+        seen.append((index, os.getpid(), time.monotonic()))
+        return -ended
+
+    results = run_each(task, 64, jobs=2, then=then)
+    assert [index for index, _, _ in seen] == list(range(64))
+    assert {pid for _, pid, _ in seen} == {os.getpid()}
+    assert seen[0][2] < -min(results), "the first result was kept before the last task ended"
 
 
 def test_a_few_items_are_not_worth_a_fork() -> None:
