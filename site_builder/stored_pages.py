@@ -51,10 +51,10 @@ def reused_pages(
     missing = [index for index in range(count) if index not in found]
 
     def stored(position: int, page: Page) -> Page:
-        key = keys[missing[position]]
-        cache.write(SCAN, key, dump_scan(page))
-        cache.write(HTML, key, page.content)
-        cache.hold(SCAN, key, page)
+        entry = keys[missing[position]]
+        cache.write(SCAN, entry, dump_scan(page))
+        cache.write(HTML, entry, page.content)
+        cache.hold(SCAN, entry, page)
         return page if html else replace(page, content=b"")
 
     rendered = run_each(lambda position: render(missing[position]), len(missing), jobs, stored)
@@ -84,14 +84,14 @@ def dump_scan(page: Page) -> bytes:
     scan = asdict(page.scan) if page.scan else None
     if scan is not None:
         scan["ids"] = sorted(scan["ids"])
-    shingles = page.shingles or ()
+    shingles = page.shingles
     head = {
         "path": page.path,
         "links": [asdict(link) for link in page.links],
         "scan": scan,
-        "shingles": [len(part) for part in shingles] if page.shingles else None,
+        "shingles": [len(part) for part in shingles] if shingles else None,
     }
-    return b"\n".join([json.dumps(head, ensure_ascii=False).encode("utf-8"), *shingles])
+    return b"\n".join([json.dumps(head, ensure_ascii=False).encode("utf-8"), *(shingles or ())])
 
 
 def load_scan(data: bytes) -> Page:
