@@ -136,12 +136,23 @@ def list_page_key(
 ) -> str:
     """Return the key of a page listing guides (a tag page): the site and every input of
     each guide it lists."""
-    listed = (
-        part
-        for guide in guides
-        for part in (summary_text(guide, cache), record_digest(guide, cache), guide.body)
+    return digest("list", site_key, path, *(_guide_digest(guide, cache) for guide in guides))
+
+
+def _guide_digest(guide: Guide, cache: BuildCache | None) -> str:
+    """Return the digest of every input of one guide (its summary, record and prose), once
+    per guide object in a build: a guide is listed on several tag pages."""
+    if cache is None:
+        return digest(summary_text(guide, None), record_digest(guide, None), guide.body)
+    held = cache.reused(
+        ("guide digest", id(guide)),
+        lambda: (
+            guide,
+            digest(summary_text(guide, cache), record_digest(guide, cache), guide.body),
+        ),
+        in_build=True,
     )
-    return digest("list", site_key, path, *listed)
+    return held[1]
 
 
 def summary_text(guide: Guide, cache: BuildCache | None) -> str:
