@@ -4,8 +4,9 @@ Each guide is compared with every other guide and every registry page on its int
 reader job, description; a registry page's slug words stand in for a missing title), and
 between built guides on the full visible text and on the evidence itself (every published
 value of the record), so a copied record is caught even under new prose. On a large site
-candidates come from MinHash LSH (numpy: only this module imports it; signatures are
-datasketch's, without the 1.2 s its import costs: `_permutations`), so 10,000 pages cost about 10,000 lookups, not 50 million pairs; a small site compares every pair.
+candidates come from MinHash LSH (numpy: only this module imports it; the signatures are
+datasketch's, without the 1.2 s its import costs: `_permutations`), so 10,000 pages cost
+about 10,000 lookups, not 50 million pairs; a small site compares every pair.
 Each candidate pair is scored exactly (Jaccard of word shingles; a whole text's are 64-bit codes
 of its word 3-grams, made with its page: `words.gram_codes`). A finding about a pair names
 the newer guide's files (`newness`): a new guide never files a finding against an existing one.
