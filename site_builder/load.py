@@ -75,7 +75,7 @@ def load_inputs(config: BuildConfig, cache: BuildCache | None = None) -> Inputs:
     ):
         registry = RawRecord(source, data)
     rules, acknowledged, vocabulary = (
-        _yaml_file(config, name, problems)
+        _yaml_file(config, name, problems, cache)
         for name in (RULES_NAME, ACKNOWLEDGED_NAME, VOCABULARY_NAME)
     )
     if not (config.content_dir / VOCABULARY_NAME).exists():
@@ -135,10 +135,13 @@ def _images(config: BuildConfig) -> Iterator[RawImage]:
             yield RawImage(source, refused=f"cannot be read: {error.strerror or error}")
 
 
-def _yaml_file(config: BuildConfig, name: str, problems: list[Problem]) -> RawDoc | None:
+def _yaml_file(
+    config: BuildConfig, name: str, problems: list[Problem], cache: BuildCache | None
+) -> RawDoc | None:
     """Read one optional YAML file of content/ as a mapping, or None if it is not there."""
     found = None
-    for source, data in _read_each(config, config.content_dir, name, decode_settings, problems):
+    files = _read_each(config, config.content_dir, name, decode_settings, problems, cache)
+    for source, data in files:
         found = RawDoc(source, data, "")
     return found
 

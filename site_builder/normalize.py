@@ -40,7 +40,10 @@ def normalize(inputs: Inputs, cache: BuildCache | None = None) -> Normalized:
     a `cache` in memory (the preview's) validates only records and front matter that changed."""
     problems = list(inputs.problems)
     settings = _validate(SiteSettings, inputs.settings.front, inputs.settings.source, "", problems)
-    vocabulary = vocabulary_of(inputs.vocabulary, problems)
+    # The same object while the file is unchanged: its spelling remembers the headings it made.
+    raw_words = inputs.vocabulary
+    check_words = partial(vocabulary_of, raw_words)
+    vocabulary = _once(cache, ("vocabulary",), raw_words and raw_words.front, problems, check_words)
     evidence = []
     if vocabulary is not None:
         words = vocabulary.model_dump_json() if cache is not None else ""

@@ -35,8 +35,13 @@ KEEPALIVE_SECONDS = 5.0
 """Seconds between comments on an idle live-reload stream (each finds a closed tab)."""
 LIVERELOAD_JS = b"""(() => {
   const version = document.currentScript.dataset.version;
-  const events = new EventSource("/__livereload?version=" + encodeURIComponent(version));
-  events.addEventListener("reload", () => { events.close(); location.reload(); });
+  const listen = () => {
+    const events = new EventSource("/__livereload?version=" + encodeURIComponent(version));
+    events.addEventListener("reload", () => { events.close(); location.reload(); });
+  };
+  // A tab listens once it has painted the page: the preview's checks wait for that.
+  const painted = () => document.hidden ? listen() : requestAnimationFrame(() => setTimeout(listen));
+  if (document.readyState === "complete") painted(); else addEventListener("load", painted);
 })();
 """
 LIVERELOAD_URL = f"/__livereload.js?v={hashlib.sha256(LIVERELOAD_JS).hexdigest()[:10]}"
@@ -139,7 +144,8 @@ class PreviewHandler(StrictHandler):
         """Hold a Server-Sent Events stream; send `reload` whenever the site or error changes.
 
         The tab says which version it shows; an empty one means the current one, and anything
-        that is not a number gets 400."""
+        that is not a number gets 400. A stream that names its version is a page's: it counts
+        as an open tab (`PreviewState.wait_for_tabs`) until it is told to reload."""
         state = self.server.state
         if client_version and not (client_version.isascii() and client_version.isdigit()):
             self.send_text(HTTPStatus.BAD_REQUEST, "400 Bad Request: version is not a number\n")
@@ -152,13 +158,23 @@ class PreviewHandler(StrictHandler):
         self.send_header("Connection", "close")
         self.end_headers()
         self.wfile.write(b"retry: 1000\n\n")
-        while True:
-            current = state.wait(version, KEEPALIVE_SECONDS)
-            if current != version:
+        tab = bool(client_version)  # a page's script names the version it shows
+        if tab:
+            state.tab_opened(version)
+        try:
+            while True:
+                current = state.wait(version, KEEPALIVE_SECONDS)
+                if current == version:
+                    self.wfile.write(b": keep-alive\n\n")
+                    continue
+                if tab:  # told to reload: the tab comes back with a new stream
+                    state.tab_told()
+                    tab = False
                 self.wfile.write(f"event: reload\ndata: {json.dumps(current)}\n\n".encode())
                 version = current
-            else:
-                self.wfile.write(b": keep-alive\n\n")
+        finally:
+            if tab:
+                state.tab_told()
 
 
 def _inject(

@@ -1,0 +1,182 @@
+"""After a save, the open tabs load the new site before the checks and the search index run.
+
+In process on the seed project, over the real preview server: a tab is a live-reload stream
+that names the version its page shows (what the reload script opens). The checks, Pagefind
+and Python's cycle collector take the CPU the reloading tabs need, so they wait until every
+tab told to reload came back with the new version, or TABS_SECONDS.
+"""
+
+from __future__ import annotations
+
+import gc
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+
+from site_builder import pipeline, preview
+from site_builder.config import BuildConfig
+from site_builder.normalize import normalize
+from site_builder.preview import Previewer
+from site_builder.search import SearchIndex
+from site_builder.serve import PreviewHandler
+from site_builder.server import PreviewServer
+from tests.conftest import Project
+from tests.preview_helpers import EventStream
+
+
+@dataclass
+class Served:
+    """A previewer that has built once, and the preview server showing its state."""
+
+    previewer: Previewer
+    port: int
+
+
+@pytest.fixture
+def served(project: Project) -> Iterator[Served]:
+    lines: list[str] = []
+    previewer = Previewer(BuildConfig.for_root(project.root), lines.append)
+    try:
+        assert previewer.rebuild(), lines
+        server = PreviewServer("127.0.0.1", 0, previewer.state, PreviewHandler)
+        threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True).start()
+        try:
+            yield Served(previewer, server.server_address[1])
+        finally:
+            server.shutdown()
+            server.server_close()
+    finally:
+        previewer.close()
+
+
+def edit_prose(project: Project, word: str) -> None:
+    """Append a sentence to every seed guide's prose."""
+    for prose in sorted((project.root / "content").glob("glm-5-2-*.md")):
+        prose.write_text(prose.read_text("utf-8") + f"\nThe word {word} is new.\n", "utf-8")
+
+
+def watch_checks(monkeypatch: pytest.MonkeyPatch) -> list[tuple[float, bool]]:
+    """Record when the checks start, and whether the cycle collector is on then."""
+    started: list[tuple[float, bool]] = []
+    original = pipeline.run_checks
+
+    def recorded(*args: Any, **kwargs: Any) -> Any:
+        started.append((time.monotonic(), gc.isenabled()))
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(pipeline, "run_checks", recorded)
+    return started
+
+
+def test_the_checks_wait_until_the_open_tab_shows_the_new_site(
+    served: Served, project: Project, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    state = served.previewer.state
+    version = state.version
+    tab = EventStream(served, str(version))  # type: ignore[arg-type]
+    other_client = EventStream(served)  # names no version: not a tab, not waited for
+    started = watch_checks(monkeypatch)
+    edit_prose(project, "tabsfirst")
+    rebuild = threading.Thread(target=served.previewer.rebuild)
+    rebuild.start()
+    try:
+        tab.wait_for("reload")
+        other_client.wait_for("reload")
+        time.sleep(0.4)
+        assert started == [], "the checks ran before the tab came back"
+        back = time.monotonic()
+        reloaded = EventStream(served, str(state.version))  # type: ignore[arg-type]
+        rebuild.join(timeout=30)
+        assert not rebuild.is_alive()
+        assert len(started) == 1
+        at, collecting = started[0]
+        assert back <= at < back + 0.5
+        assert collecting, "the cycle collector is back on once the tab shows the new site"
+        assert state.version == version + 1
+        reloaded.close()
+    finally:
+        rebuild.join(timeout=30)
+        tab.close()
+        other_client.close()
+
+
+def test_a_tab_that_never_comes_back_delays_the_checks_only_so_long(
+    served: Served, project: Project, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(preview, "TABS_SECONDS", 0.5)
+    tab = EventStream(served, str(served.previewer.state.version))  # type: ignore[arg-type]
+    started = watch_checks(monkeypatch)
+    edit_prose(project, "closedtab")
+    begun = time.monotonic()
+    try:
+        assert served.previewer.rebuild()
+    finally:
+        tab.close()
+    assert len(started) == 1
+    assert 0.5 <= started[0][0] - begun < 10
+
+
+def test_without_open_tabs_the_checks_follow_at_once(
+    served: Served, project: Project, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(preview, "TABS_SECONDS", 30.0)
+    started = watch_checks(monkeypatch)
+    rendered: list[bool] = []
+    original = pipeline.render_site
+
+    def recorded(*args: Any, **kwargs: Any) -> Any:
+        rendered.append(gc.isenabled())
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(pipeline, "render_site", recorded)
+    edit_prose(project, "notabs")
+    begun = time.monotonic()
+    assert served.previewer.rebuild()
+    assert len(started) == 1 and started[0][0] - begun < 10
+    assert rendered == [False], "no cycle collection while the pages are rendered"
+    assert gc.isenabled()
+
+
+def test_a_rebuild_does_not_wait_for_a_stopped_indexer_to_clean_up(
+    served: Served, project: Project, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    original = SearchIndex.close
+    closing = threading.Event()
+
+    def slow_close(index: SearchIndex) -> None:
+        closing.set()
+        time.sleep(3)
+        original(index)
+
+    monkeypatch.setattr(SearchIndex, "close", slow_close)
+    edit_prose(project, "slowclose")
+    assert served.previewer.rebuild()  # its index starts in the background
+    edit_prose(project, "again")
+    begun = time.monotonic()
+    assert served.previewer.rebuild()  # stops that index, whose folder takes 3 s to go
+    assert closing.wait(5)
+    assert time.monotonic() - begun < 2.5
+    served.previewer.close()  # waits for every indexer: nothing is left behind
+    assert not served.previewer.workdir.exists()
+
+
+def test_an_unchanged_vocabulary_is_the_same_object_from_one_rebuild_to_the_next(
+    served: Served, project: Project
+) -> None:
+    # Its spelling remembers the headings it made: a rebuild spells only new keys.
+    from site_builder.load import load_inputs
+
+    config, cache = served.previewer.config, served.previewer.cache
+    assert cache is not None
+    first = normalize(load_inputs(config, cache), cache).vocabulary
+    cache.begin()
+    assert normalize(load_inputs(config, cache), cache).vocabulary is first
+    vocabulary = project.root / "content" / "vocabulary.yaml"
+    vocabulary.write_text(vocabulary.read_text("utf-8") + "\n# edited\n", "utf-8")
+    cache.begin()
+    changed = normalize(load_inputs(config, cache), cache).vocabulary
+    assert changed is not first and changed == first
