@@ -6,6 +6,7 @@ import re
 import unicodedata
 from datetime import UTC, date
 
+from site_builder.cache import BuildCache
 from site_builder.errors import InputError, Problem
 from site_builder.humanize import humanize_slug
 from site_builder.models import Doc, Evidence, Guide, Normalized, Site
@@ -20,11 +21,20 @@ RESERVED_FILES = frozenset({"_redirects", "robots.txt", "sitemap.xml", "atom.xml
 (an alias is written as a page, `/robots.txt/` as `robots.txt/index.html`)."""
 
 
-def assemble(normalized: Normalized, today: date = date.max, *, production: bool = False) -> Site:
+def assemble(
+    normalized: Normalized,
+    today: date = date.max,
+    *,
+    production: bool = False,
+    cache: BuildCache | None = None,
+) -> Site:
     """Return the Site: one guide per record (drafts marked), newest evidence first.
 
-    `today` decides which scheduled guides are published yet (by default none is scheduled). Raise one InputError holding
-    every problem of the run: validation and join problems alike.
+    `today` decides which scheduled guides are published yet (by default none is scheduled).
+    Raise one InputError holding every problem of the run: validation and join problems alike.
+    With the preview's memory `cache`, a guide whose record and front matter are the objects
+    of the last rebuild (unchanged) and whose prose is the same is the same Guide object, so
+    what is remembered per guide (digests, summaries) is reused from one rebuild to the next.
     """
     problems: list[Problem] = list(normalized.problems)
     records: dict[str, Evidence] = {}
@@ -50,7 +60,7 @@ def assemble(normalized: Normalized, today: date = date.max, *, production: bool
     settings = normalized.settings
     with_prose = settings is None or not settings.publish_without_prose
     for operation_id, evidence in sorted(records.items()):
-        guide = _guide(evidence, docs.get(operation_id), today, needs_prose=with_prose)
+        guide = _same_guide(cache, evidence, docs.get(operation_id), today, with_prose)
         other = guides.setdefault(guide.slug, guide)
         if other is not guide:
             source, location = _slug_origin(guide)
@@ -141,6 +151,21 @@ def _registry_by_key(normalized: Normalized) -> dict[str, RegistryEntry]:
             if key is not None:
                 index.setdefault(key, entry)
     return index
+
+
+def _same_guide(
+    cache: BuildCache | None, evidence: Evidence, doc: Doc | None, today: date, with_prose: bool
+) -> Guide:
+    """Return `_guide`, with a memory cache the last rebuild's Guide for the same inputs (the
+    memo keeps the record and front matter alive: their identities cannot pass to others)."""
+    if cache is None:
+        return _guide(evidence, doc, today, needs_prose=with_prose)
+    prose = (id(doc.front), doc.source, doc.body, doc.body_line, doc.front) if doc else None
+    key = ("guide", id(evidence), prose and prose[:4], today, with_prose)
+    held = cache.reused(
+        key, lambda: (evidence, prose, _guide(evidence, doc, today, needs_prose=with_prose))
+    )
+    return held[2]
 
 
 def _guide(evidence: Evidence, doc: Doc | None, today: date, *, needs_prose: bool) -> Guide:

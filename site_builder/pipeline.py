@@ -124,7 +124,7 @@ def _build(
     site's own files are written to a staging folder; its bundle joins them before the swap.
     """
     with clock.stage("validate"):
-        site = assemble(normalized, config.build_date, production=config.production)
+        site = assemble(normalized, config.build_date, production=config.production, cache=cache)
     with clock.stage("verify"):
         verifications = verify_site(site, config.jobs, cache)
     write, indexed = output.write, output.write and output.search

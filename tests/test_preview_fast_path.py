@@ -1,9 +1,11 @@
-"""After a save, the open tabs load the new site before the checks and the search index run.
+"""What keeps a preview rebuild short: tabs first, nothing waited for, nothing redone.
 
 In process on the seed project, over the real preview server: a tab is a live-reload stream
 that names the version its page shows (what the reload script opens). The checks, Pagefind
 and Python's cycle collector take the CPU the reloading tabs need, so they wait until every
-tab told to reload came back with the new version, or TABS_SECONDS.
+tab told to reload came back with the new version, or TABS_SECONDS. A stopped indexer cleans
+up on its own thread. The vocabulary and every guide whose inputs did not change are the
+same objects from one rebuild to the next, so what is remembered about them is reused.
 """
 
 from __future__ import annotations
@@ -18,7 +20,10 @@ from typing import Any
 import pytest
 
 from site_builder import pipeline, preview
+from site_builder.assemble import assemble
 from site_builder.config import BuildConfig
+from site_builder.load import load_inputs
+from site_builder.models import Guide
 from site_builder.normalize import normalize
 from site_builder.preview import Previewer
 from site_builder.search import SearchIndex
@@ -168,8 +173,6 @@ def test_an_unchanged_vocabulary_is_the_same_object_from_one_rebuild_to_the_next
     served: Served, project: Project
 ) -> None:
     # Its spelling remembers the headings it made: a rebuild spells only new keys.
-    from site_builder.load import load_inputs
-
     config, cache = served.previewer.config, served.previewer.cache
     assert cache is not None
     first = normalize(load_inputs(config, cache), cache).vocabulary
@@ -180,3 +183,29 @@ def test_an_unchanged_vocabulary_is_the_same_object_from_one_rebuild_to_the_next
     cache.begin()
     changed = normalize(load_inputs(config, cache), cache).vocabulary
     assert changed is not first and changed == first
+
+
+def test_unchanged_guides_are_the_same_objects_from_one_rebuild_to_the_next(
+    served: Served, project: Project
+) -> None:
+    # Their digests and summaries are remembered by identity: a rebuild after one edit
+    # digests only the guide that changed.
+    config, cache = served.previewer.config, served.previewer.cache
+    assert cache is not None
+
+    def guides() -> dict[str, Guide]:
+        cache.begin()
+        normalized = normalize(load_inputs(config, cache), cache)
+        site = assemble(normalized, config.build_date, cache=cache)
+        return {guide.source: guide for guide in site.guides}
+
+    first = guides()
+    again = guides()
+    assert len(first) == 4 and all(again[source] is first[source] for source in first)
+    edited = sorted((project.root / "content").glob("glm-5-2-*.md"))[0]
+    edited.write_text(edited.read_text("utf-8") + "\nOne more sentence.\n", "utf-8")
+    after = guides()
+    source = edited.relative_to(project.root).as_posix()
+    assert after[source] is not first[source]
+    assert after[source].body.endswith("One more sentence.\n")
+    assert all(after[other] is first[other] for other in first if other != source)
