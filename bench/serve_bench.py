@@ -37,9 +37,8 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 import yaml  # noqa: E402
-from watchfiles import watch  # noqa: E402
 
-from site_builder.preview import WATCH_DEBOUNCE_MS, WATCH_STEP_MS  # noqa: E402
+from site_builder.watching import bursts  # noqa: E402
 from tests import preview_helpers  # noqa: E402
 from tests.test_browser import CHROMIUM, CHROMIUM_ARGS, GUIDE, RECORD  # noqa: E402
 
@@ -202,10 +201,8 @@ def measure(browser: Any, root: Path, label: str, edits: int) -> list[tuple[floa
     fired: list[float] = []  # perf_counter of each burst our own watcher reports
     stop, results = threading.Event(), []
 
-    def observe() -> None:  # the preview's watcher settings (site_builder/preview.py)
-        for _ in watch(
-            root / "records", debounce=WATCH_DEBOUNCE_MS, step=WATCH_STEP_MS, stop_event=stop
-        ):
+    def observe() -> None:  # the preview's own watcher (site_builder/preview.py)
+        for _ in bursts([root / "records"], stop):
             fired.append(time.perf_counter())
 
     with contextlib.ExitStack() as cleanup:

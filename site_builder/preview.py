@@ -4,7 +4,7 @@ No request ever sees a half-built site: each rebuild's files are held in memory 
 and the served site is switched only once they are all there. A rebuild that fails (input,
 verification or template errors) keeps the last site and records the errors for the server to
 show. After the first build the new site is served before the site checks run; an error they
-find is shown in the banner over it. The only module that imports watchfiles.
+find is shown in the banner over it.
 
 A rebuild after the first reuses what the last one computed (the build cache, held in
 memory), writes nothing to disk, and serves the last search index at once; Pagefind indexes
@@ -22,8 +22,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from watchfiles import watch
-
 from site_builder.cache import BuildCache
 from site_builder.config import BuildConfig
 from site_builder.errors import BuilderError, InputError, OutputError
@@ -31,12 +29,9 @@ from site_builder.models import BuildReport, Page
 from site_builder.pipeline import build
 from site_builder.search import BUNDLE, SearchIndex
 from site_builder.served import ServedSite
+from site_builder.watching import bursts
 from site_builder.workdirs import preview_folder
 
-WATCH_STEP_MS = 100
-"""A burst of saves ends after this long without another change; then the rebuild starts."""
-WATCH_DEBOUNCE_MS = 1600
-"""The longest a burst of saves (a checkout, a script) is gathered into one rebuild."""
 ASSETS = "assets"
 ASSET_GRACE_SECONDS = 60.0
 """Keep a replaced site this long, so pages of it still loading can fetch its assets."""
@@ -240,14 +235,7 @@ class Previewer:
 
     def watch_forever(self, stop: threading.Event) -> None:
         """Rebuild after each burst of changes to the inputs, until `stop` is set."""
-        paths = [path for path in self.config.input_dirs if path.exists()]
-        for _changes in watch(
-            *paths,
-            debounce=WATCH_DEBOUNCE_MS,
-            step=WATCH_STEP_MS,
-            stop_event=stop,
-            raise_interrupt=False,
-        ):
+        for _ in bursts([path for path in self.config.input_dirs if path.exists()], stop):
             self.rebuild()
 
     def close(self) -> None:

@@ -68,6 +68,7 @@ ORDER = [
     "progress",
     "pipeline",
     "served",
+    "watching",
     "preview",
     "server",
     "serve",
@@ -84,7 +85,7 @@ OWNERS = {
     "selectolax": "scan",
     "defusedxml": None,  # XML: sitemaps (registry) and SVG images (images)
     "PIL": "images",
-    "watchfiles": "preview",
+    "watchfiles": "watching",
     "rich": "progress",
     "pydantic": None,
 }
