@@ -115,7 +115,7 @@ def load_inputs(config: BuildConfig, cache: BuildCache | None = None) -> Inputs:
 def _images(config: BuildConfig) -> Iterator[RawImage]:
     """Read every image file under content/; a symbolic link (to a file or a folder) or a file
     over the size limit is listed with why it is not read, for the prose naming it to say."""
-    for path in sorted(config.content_dir.rglob("*")):
+    for path in sorted(config.content_dir.rglob("*"), key=_parts):
         source = relative_path(path, config.root)
         is_image = path.suffix.lower().removeprefix(".") in FORMATS
         try:
@@ -167,10 +167,12 @@ def _read_each(
 ) -> Iterator[tuple[str, Any]]:
     """Yield (source, decoded) for each matching file in sorted order (none under `skip`);
     record problems."""
-    for path in sorted(folder.glob(pattern)):
+    root = f"{config.root}/"
+    for path in sorted(folder.glob(pattern), key=_parts):  # as Paths sort, without __lt__
         if skip is not None and path.is_relative_to(skip):
             continue
-        source = relative_path(path, config.root)
+        name = str(path)
+        source = name[len(root) :] if name.startswith(root) else relative_path(path, config.root)
         try:
             info: os.stat_result | None = path.lstat()
         except OSError:  # gone since the listing
@@ -192,7 +194,7 @@ def _read_each(
         if info is None and not path.is_file():
             continue
         try:
-            yield source, _decoded(path, info, decode, cache)
+            yield source, _decoded(path, name, info, decode, cache)
         except ReadError as error:
             problems.append(Problem(source, error.location, error.message))
         except OSError as error:
@@ -201,6 +203,7 @@ def _read_each(
 
 def _decoded(
     path: Path,
+    name: str,
     info: os.stat_result | None,
     decode: Callable[[bytes], Any],
     cache: BuildCache | None,
@@ -214,8 +217,13 @@ def _decoded(
     if info is None or time.time() - info.st_mtime < RACY_SECONDS:
         return cache.decoded(decode, path.read_bytes())
     status = (info.st_mtime_ns, info.st_ctime_ns, info.st_size, info.st_ino, info.st_dev)
-    key = ("file", decode.__qualname__, str(path), status)
+    key = ("file", decode.__qualname__, name, status)
     return cache.reused(key, lambda: cache.decoded(decode, path.read_bytes()))
+
+
+def _parts(path: Path) -> tuple[str, ...]:
+    """Return the sort key of a path: its parts, as paths compare."""
+    return path.parts
 
 
 def relative_path(path: Path, root: Path) -> str:
