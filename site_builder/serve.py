@@ -39,9 +39,12 @@ LIVERELOAD_JS = b"""(() => {
     const events = new EventSource("/__livereload?version=" + encodeURIComponent(version));
     events.addEventListener("reload", () => { events.close(); location.reload(); });
   };
-  // A tab listens once it has painted the page: the preview's checks wait for that.
-  const painted = () => document.hidden ? listen() : requestAnimationFrame(() => setTimeout(listen));
-  if (document.readyState === "complete") painted(); else addEventListener("load", painted);
+  // A tab listens once its page is on screen: the preview's checks wait for that.
+  if (document.hidden || !window.PerformanceObserver) return listen();
+  let listening = false;
+  const once = () => { if (!listening) { listening = true; listen(); } };
+  new PerformanceObserver(once).observe({ type: "paint", buffered: true });
+  setTimeout(once, 2000);
 })();
 """
 LIVERELOAD_URL = f"/__livereload.js?v={hashlib.sha256(LIVERELOAD_JS).hexdigest()[:10]}"

@@ -25,6 +25,15 @@ CHROMIUM_ARGS = [
 RECORD = "records/003_d837ec4df0827390.json"
 GUIDE = "guides/glm-5-2-vllm-sequence-parallel-moe/"
 OLD_VERDICT = "fail-closed-low-load-canary-before-tp-dp-ep-promotion"
+LISTENED_AFTER_PAINT = """
+window.listenedAfterPaint = [];
+const OriginalEventSource = window.EventSource;
+window.EventSource = function (url) {
+  window.listenedAfterPaint.push(performance.getEntriesByType("paint").length > 0);
+  return new OriginalEventSource(url);
+};
+"""
+"""Record, each time the page opens a live-reload stream, whether it had painted yet."""
 
 
 @pytest.fixture(scope="module")
@@ -48,12 +57,16 @@ def test_open_guide_reloads_by_itself_when_its_record_changes(
     preview = start_preview(project.root)
     try:
         page = browser.new_page()  # type: ignore[attr-defined]
+        page.add_init_script(LISTENED_AFTER_PAINT)
         errors: list[str] = []
         page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
         page.goto(preview.url + GUIDE)
         assert page.locator("code.classification").inner_text() == OLD_VERDICT
         page.evaluate("window.loadedBeforeEdit = true")
-        page.wait_for_timeout(300)  # let the page's EventSource connect
+        # The page listens for reloads once it is on screen (the preview's checks wait for
+        # open tabs to be back): its stream opens after its first paint.
+        page.wait_for_function("() => window.listenedAfterPaint.length > 0", timeout=10_000)
+        assert page.evaluate("window.listenedAfterPaint") == [True]
         path = project.root / RECORD
         path.write_text(
             path.read_text("utf-8").replace(OLD_VERDICT, "edited-in-the-browser-test"), "utf-8"
@@ -64,6 +77,8 @@ def test_open_guide_reloads_by_itself_when_its_record_changes(
             "'edited-in-the-browser-test'",
             timeout=30_000,
         )
+        page.wait_for_function("() => window.listenedAfterPaint.length > 0", timeout=10_000)
+        assert page.evaluate("window.listenedAfterPaint") == [True]
         assert errors == []
         page.close()
     finally:
