@@ -20,7 +20,13 @@ from site_builder.ids import PageIds
 from site_builder.images import find_image
 from site_builder.markdown import Rendered, render_markdown
 from site_builder.models import Guide, Site
+from site_builder.urls import page_key
 from site_builder.views import GuideView, Section, guide_view
+
+SITE_PAGES = frozenset(
+    {"/", "/guides/", "/tags/", "/search/", "/404.html", "/sitemap.xml", "/robots.txt", "/atom.xml"}
+)
+SITE_FOLDERS = ("/assets/", "/tags/", "/pagefind/")
 
 
 @dataclass(frozen=True)
@@ -80,3 +86,11 @@ def _chart(chart: Chart, ids: PageIds) -> Chart:
     anchor = ids.claim(chart.id)
     ids.reserve((f"{anchor}-title", f"{anchor}-desc"))
     return replace(chart, id=anchor)
+
+
+def link_target(href: str, site: Site) -> str:
+    """Keep links to pages built here site-relative; send other site paths to their canonical."""
+    path = href.split("#", 1)[0].split("?", 1)[0]
+    key = page_key(href, site.settings.base_url)
+    built = path in SITE_PAGES or key in site.by_url or path.startswith(SITE_FOLDERS)
+    return href if built else site.canonical(href)

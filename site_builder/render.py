@@ -11,7 +11,14 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from jinja2 import Environment, FileSystemLoader, StrictUndefined, TemplateError, meta
+from jinja2 import (
+    Environment,
+    FileSystemLoader,
+    StrictUndefined,
+    TemplateError,
+    TemplateRuntimeError,
+    meta,
+)
 from markupsafe import Markup
 
 from site_builder.cache import BuildCache, reused
@@ -24,14 +31,20 @@ from site_builder.humanize import humanize_slug
 from site_builder.markdown import render_markdown
 from site_builder.models import Page, Site
 from site_builder.navigation import SiteNavigation, TagPage, family_groups, navigation_of, tag_pages
-from site_builder.pageview import PageView, page_view
-from site_builder.reuse import folder_digest, guide_page_key, list_page_key, site_digest
+from site_builder.pageview import PageView, link_target, page_view
+from site_builder.reuse import (
+    folder_digest,
+    guide_page_key,
+    list_page_key,
+    remembered_fragment,
+    site_digest,
+)
 from site_builder.scan import scanned_guide_page, scanned_page
 from site_builder.site_files import asset_pages, image_pages, sitemap_urls
 from site_builder.stored_pages import reused_pages
 from site_builder.structured import guide_json_ld, modified_at, published_at
 from site_builder.template_errors import template_problem
-from site_builder.urls import alias_file, page_key
+from site_builder.urls import alias_file
 
 LATEST_ON_HOME = 10
 _LITERAL_ID = re.compile(r'\bid="([^"{}]+)"')
@@ -41,10 +54,6 @@ CONTROLS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 """Characters no HTML or XML page may hold (C0 and C1 controls but tab, line feed and carriage
 return): a record string carrying one is published with U+FFFD (the replacement character)."""
 _EVERY_GUIDE = re.compile(r"\bsite\.(guides|by_url|drafts)\b")
-SITE_PAGES = frozenset(
-    {"/", "/guides/", "/tags/", "/search/", "/404.html", "/sitemap.xml", "/robots.txt", "/atom.xml"}
-)
-SITE_FOLDERS = ("/assets/", "/tags/", "/pagefind/")
 
 
 def make_env(templates_dir: Path) -> Environment:
@@ -80,14 +89,20 @@ def render_site(
     pages, asset_urls = asset_pages(site.assets)
     tags = tag_pages(site.guides)
     common: dict[str, Any] = {"site": site, "settings": site.settings, "assets": asset_urls}
-    guides = _guide_pages(env, templates_key, site, verifications, config, common, cache, html)
+    site_key = site_digest(site, templates_key, every_guide=False) if cache else ""
+    guides = _guide_pages(
+        env, templates_key, site, site_key, verifications, config, common, cache, html
+    )
     pages += [*guides, *image_pages(guides, site.images)]
     try:
         intro = _markdown(site.settings.intro)
         latest = site.guides[:LATEST_ON_HOME]
         families = family_groups(site)
+        card = remembered_fragment(cache, f"card {site_key}", _card_macro(env))
         pages.append(_page(env, "index.html", "home.html", common, intro=intro, latest=latest))
-        pages.append(_page(env, "guides/index.html", "guides.html", common, families=families))
+        pages.append(
+            _page(env, "guides/index.html", "guides.html", common, families=families, card=card)
+        )
         pages.append(_page(env, "tags/index.html", "tags.html", common, tags=tags))
         pages.extend(_tag_pages(env, templates_key, site, tags, common, cache, html))
         pages.append(_page(env, "search/index.html", "search.html", common))
@@ -130,10 +145,20 @@ def _sources(env: Environment, name: str) -> list[str]:
     return found
 
 
+def _card_macro(env: Environment) -> Any:
+    """Return the `guide_card` macro of macros.html, which guides.html shows each guide with
+    (as `card(guide)`: the preview remembers each guide's card between rebuilds)."""
+    card = getattr(env.get_template("macros.html").module, "guide_card", None)
+    if card is None:
+        raise TemplateRuntimeError("macros.html has no guide_card macro (guides.html uses it)")
+    return card
+
+
 def _guide_pages(
     env: Environment,
     templates_key: str,
     site: Site,
+    site_key: str,
     verifications: Mapping[str, Verification],
     config: BuildConfig,
     common: dict[str, Any],
@@ -141,7 +166,8 @@ def _guide_pages(
     html: bool,
 ) -> list[Page]:
     """Build each guide's view, render it and scan it, over `config.jobs` processes; reuse
-    the pages `cache` has for the same guide and site (without their bytes unless `html`).
+    the pages `cache` has for the same guide and site (without their bytes unless `html`;
+    `site_key` digests the site without its guides' summaries).
 
     The templates are compiled before the workers fork. A failure building a view is a
     builder bug; a template error is located here, where its traceback still exists.
@@ -173,7 +199,8 @@ def _guide_pages(
         return scanned_guide_page(page, guide, site.settings.base_url)
 
     guides = site.guides
-    site_key = site_digest(site, templates_key, every_guide=every_guide) if cache else ""
+    if cache and every_guide:
+        site_key = site_digest(site, templates_key, every_guide=True)
     return reused_pages(
         cache,
         len(guides),
@@ -238,14 +265,6 @@ def render_guide(
     return Page(rendered.path, rendered.content, prose.links)
 
 
-def link_target(href: str, site: Site) -> str:
-    """Keep links to pages built here site-relative; send other site paths to their canonical."""
-    path = href.split("#", 1)[0].split("?", 1)[0]
-    key = page_key(href, site.settings.base_url)
-    built = path in SITE_PAGES or key in site.by_url or path.startswith(SITE_FOLDERS)
-    return href if built else site.canonical(href)
-
-
 def _page(
     env: Environment, path: str, template: str, common: dict[str, Any], **context: Any
 ) -> Page:
@@ -261,15 +280,8 @@ def _feed(env: Environment, site: Site, common: dict[str, Any]) -> Page:
         key=lambda entry: (-entry[1].timestamp(), entry[0].slug),
     )
     updated = machine_time(entries[0][1]) if entries else "1970-01-01T00:00:00+00:00"
-    return _page(
-        env,
-        "atom.xml",
-        "atom.xml",
-        common,
-        entries=entries,
-        updated=updated,
-        published=published_at,
-    )
+    context = {"entries": entries, "updated": updated, "published": published_at}
+    return _page(env, "atom.xml", "atom.xml", common, **context)
 
 
 def _alias_pages(env: Environment, site: Site, common: dict[str, Any]) -> list[Page]:

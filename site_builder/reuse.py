@@ -155,6 +155,23 @@ def _guide_digest(guide: Guide, cache: BuildCache | None) -> str:
     return held[1]
 
 
+def remembered_fragment(
+    cache: BuildCache | None, scope: str, render: Callable[[Guide], T]
+) -> Callable[[Guide], T]:
+    """Return `render`; with a memory cache (the preview's), one that returns what `render`
+    returned for the same guide object under the same `scope` in the last rebuild (a guide
+    is the same object while its inputs are; `scope` digests all else `render` may read).
+    The memo keeps the guide alive, so its identity cannot pass to another object."""
+    if cache is None or cache.memory is None:
+        return render
+
+    def fragment(guide: Guide) -> T:
+        held = cache.reused(("fragment", scope, id(guide)), lambda: (guide, render(guide)))
+        return held[1]
+
+    return fragment
+
+
 def summary_text(guide: Guide, cache: BuildCache | None) -> str:
     """Return the guide's summary as text, once per guide object in a build: each guide's
     key holds the summaries of the guides it shows, and each tag page's those it lists (the

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from site_builder import pipeline, preview
+from site_builder import pipeline, preview, render
 from site_builder.assemble import assemble
 from site_builder.config import BuildConfig
 from site_builder.load import load_inputs
@@ -209,3 +209,36 @@ def test_unchanged_guides_are_the_same_objects_from_one_rebuild_to_the_next(
     assert after[source] is not first[source]
     assert after[source].body.endswith("One more sentence.\n")
     assert all(after[other] is first[other] for other in first if other != source)
+
+
+def test_a_rebuild_renders_the_cards_of_changed_guides_only(
+    served: Served, project: Project, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    drawn: list[str] = []
+    original = render._card_macro
+
+    def counted(env: Any) -> Any:
+        macro = original(env)
+
+        def card(guide: Guide) -> Any:
+            drawn.append(guide.slug)
+            return macro(guide)
+
+        return card
+
+    monkeypatch.setattr(render, "_card_macro", counted)
+    edited = sorted((project.root / "content").glob("glm-5-2-*.md"))[0]
+    edited.write_text(edited.read_text("utf-8") + "\nOne more sentence.\n", "utf-8")
+    assert served.previewer.rebuild()
+    assert drawn == [edited.stem]
+    # A template change draws every card again, with the new template.
+    drawn.clear()
+    macros = project.root / "templates" / "macros.html"
+    text = macros.read_text("utf-8")
+    assert text.count('<article class="guide-card">') == 1
+    macros.write_text(text.replace('class="guide-card"', 'class="guide-card redrawn"'), "utf-8")
+    assert served.previewer.rebuild()
+    assert sorted(drawn) == sorted(path.stem for path in project.root.glob("content/glm-5-2-*.md"))
+    site = served.previewer.state.site
+    assert site is not None
+    assert site.files["guides/index.html"].count(b'class="guide-card redrawn"') == 4
