@@ -145,9 +145,9 @@ class Previewer:
         a 1,000-guide site's objects takes about 0.3 s).
         """
         self._stop_indexing(wait=False)  # a stopped indexer cleans up on its own thread
-        collecting = gc.isenabled()
-        gc.disable()
         with self._lock:
+            collecting = gc.isenabled()
+            gc.disable()
             last = self.state.site
             started = time.perf_counter()
             shown: list[float] = []
