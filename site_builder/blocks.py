@@ -42,6 +42,11 @@ class Column:
     verdict: bool
     numeric: bool
 
+    @property
+    def css(self) -> str:
+        """The classes its heading and cells carry: `verdict`, `num`, both or none."""
+        return " ".join(name for name, on in (("verdict", self.verdict), ("num", self.numeric)) if on)
+
 
 @dataclass(frozen=True)
 class Row:
