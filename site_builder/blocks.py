@@ -45,7 +45,9 @@ class Column:
     @property
     def css(self) -> str:
         """The classes its heading and cells carry: `verdict`, `num`, both or none."""
-        return " ".join(name for name, on in (("verdict", self.verdict), ("num", self.numeric)) if on)
+        return " ".join(
+            name for name, on in (("verdict", self.verdict), ("num", self.numeric)) if on
+        )
 
 
 @dataclass(frozen=True)
