@@ -215,6 +215,7 @@ def _report(
         drafts=tuple(guide.url for guide in site.drafts),
         written=written,
         language=site.settings.language,
+        search_shard_pages=site.settings.search_shard_pages,
     )
 
 
@@ -230,5 +231,11 @@ def _start_search(
     if not wanted:
         return None
     with clock.stage("search index"):
-        language = site.settings.language
-        return stack.enter_context(SearchIndex(pages, language, config.out_dir.resolve()))
+        settings = site.settings
+        index = SearchIndex(
+            pages,
+            settings.language,
+            config.out_dir.resolve(),
+            shard_pages=settings.search_shard_pages,
+        )
+        return stack.enter_context(index)

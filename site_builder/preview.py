@@ -199,7 +199,13 @@ class Previewer:
         """Write the pages for Pagefind and wait for it (unless `stopped` by a newer rebuild);
         if `site` is still served, serve it with the new bundle."""
         try:
-            index = SearchIndex(report.pages, report.language, self.workdir / "site", stopped)
+            index = SearchIndex(
+                report.pages,
+                report.language,
+                self.workdir / "site",
+                stopped,
+                report.search_shard_pages,
+            )
         except OutputError as error:
             if not stopped.is_set():  # stopped: a newer rebuild indexes its own pages
                 self.log(f"Search index not updated: {error}")

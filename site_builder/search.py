@@ -3,21 +3,31 @@
 The only module that runs Pagefind (PyPI `pagefind[extended]`, whose binary ships in the
 wheel). The rendered HTML pages are written to a private temporary folder, Pagefind's command
 line indexes them (the folder lies beside the output, named for this process, so a run that
-was killed leaves nothing the next run does not remove), and its bundle (index shards, WebAssembly, the search UI) comes back as
-pages under /pagefind/, written atomically with the rest of the site. Pagefind reads only
-what templates mark `data-pagefind-body` (the guide article), skips `data-pagefind-ignore`
-(hashes, the contents list, charts) and takes the verdict from `data-pagefind-meta`.
+was killed leaves nothing the next run does not remove), and its bundle (index chunks,
+WebAssembly, the search UI) comes back as pages under /pagefind/, written atomically with the
+rest of the site. Pagefind reads only what templates mark `data-pagefind-body` (the guide
+article), skips `data-pagefind-ignore` (hashes, the contents list, charts) and takes the
+verdict from `data-pagefind-meta`.
+
+Pagefind holds everything it indexes in memory until it writes (about 1 MB a guide page), so
+a site of more than `shard_pages` pages is indexed in shards, one Pagefind run after another:
+each page goes to the shard its path hashes to, the first shard's bundle is /pagefind/ and
+the others' are /pagefind/shards/N/ (their index alone: the reader's browser searches them
+with the first one's WebAssembly), listed in /pagefind/shards.json for the search page to
+merge (Pagefind's `mergeIndex`).
 """
 
 from __future__ import annotations
 
 import errno
+import json
 import os
 import shutil
 import subprocess
 import sys
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from hashlib import blake2b
 from pathlib import Path
 
 from site_builder.errors import OutputError
@@ -30,21 +40,40 @@ UNUSED = ("pagefind-component-ui.", "pagefind-modular-ui.", "pagefind-highlight.
 TIMEOUT_SECONDS = 600
 PROMISED = ("pagefind-entry.json", "pagefind-ui.css", "pagefind-ui.js", "pagefind.js")
 """Bundle files with fixed names: pages may link them before the indexer has finished."""
+SHARD_PAGES = 1000
+"""Pages a shard of the index holds at most, by default (the site's `search_shard_pages`)."""
+SHARDS = "shards"
+"""Where the other shards' bundles go, under /pagefind/."""
+SHARD_LIST = "shards.json"
+"""The other shards' bundle paths, for the search page to merge (`[]` for one shard)."""
+_SHARD_PARTS = ("pagefind-entry.json", "index/", "fragment/", "filter/")
+"""What a merged shard's bundle needs (and its `.pf_meta`): no UI, no WebAssembly."""
 _LAUNCH = """
-import ctypes, ctypes.util, os, runpy, signal, sys
-if sys.platform == "linux":
+import ctypes, ctypes.util, os, signal, subprocess, sys
+linux = sys.platform == "linux"
+if linux:
     libc = ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True)
-    libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG: killed when the starting thread ends
-    if os.getppid() != int(sys.argv[1]):
-        sys.exit("the builder is gone")
-sys.argv[:2] = ["pagefind"]
-runpy.run_module("pagefind", run_name="__main__", alter_sys=True)
+def die_with_parent():
+    if linux:
+        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+die_with_parent()
+if linux and os.getppid() != int(sys.argv[1]):
+    sys.exit("the builder is gone")
+language, folders = sys.argv[2], sys.argv[3:]
+for site, bundle in zip(folders[::2], folders[1::2]):
+    command = [sys.executable, "-m", "pagefind", "--site", site, "--output-path", bundle]
+    command += ["--force-language", language, "--silent"]
+    done = subprocess.run(command, preexec_fn=die_with_parent, capture_output=True, text=True)
+    if done.returncode != 0:
+        sys.stderr.write(done.stderr or done.stdout)
+        sys.exit(done.returncode)
 """
-"""Runs Pagefind in the child: asks Linux to kill it when the thread that started it ends
-(`prctl(PR_SET_PDEATHSIG, SIGKILL)`, kept across Pagefind's exec), so a builder killed with
-SIGKILL leaves no indexer running. Set in the child itself, never in a `preexec_fn`: Python
-code between fork and exec can deadlock on a lock another thread held (the preview starts
-indexers while its checks run)."""
+"""Runs Pagefind over each shard in turn, in the child: asks Linux to kill it when the thread
+that started it ends (`prctl(PR_SET_PDEATHSIG, SIGKILL)`), and each Pagefind run when it
+ends, so a builder killed with SIGKILL leaves no indexer running. Set in the child itself,
+never in the builder's `preexec_fn`: Python code between fork and exec can deadlock on a lock
+another thread held (the preview starts indexers while its checks run); the child has no
+other threads."""
 
 
 def promised_pages() -> list[Page]:
@@ -67,20 +96,22 @@ class SearchIndex:
         language: str,
         out_dir: Path,
         stopped: threading.Event | None = None,
+        shard_pages: int = SHARD_PAGES,
     ) -> None:
-        """Write the pages Pagefind reads and start it; `stopped` set (by another thread)
-        while the pages are written ends the writing with an OutputError."""
+        """Write the pages Pagefind reads, in shards of at most about `shard_pages`, and start
+        indexing them; `stopped` set (by another thread) while the pages are written ends the
+        writing with an OutputError."""
         try:
             self._folder = work_folder(out_dir, "search")
         except OSError as error:
             raise OutputError(BUNDLE, f"search index failed: {error.strerror or error}") from None
-        self._site = self._folder / "site"
-        self._bundle = self._folder / BUNDLE
         self._process: subprocess.Popen[str] | None = None
         try:
-            _write_indexed(pages, self._site, stopped or threading.Event())
+            shards = _write_indexed(pages, self._folder, stopped or threading.Event(), shard_pages)
+            self._bundles = [self._folder / f"{BUNDLE}-{shard}" for shard in shards]
+            sites = [self._folder / f"site-{shard}" for shard in shards]
             self._process = subprocess.Popen(
-                _command(self._site, self._bundle, language),
+                _command(sites, self._bundles, language),
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
                 text=True,
@@ -108,17 +139,19 @@ class SearchIndex:
             lines = (stderr or stdout or "no output").strip().splitlines()
             message = lines[-1] if lines else f"exit code {self._process.returncode}"
             raise OutputError(BUNDLE, f"search index failed: {message}")
-        missing = [name for name in PROMISED if not (self._bundle / name).is_file()]
+        first, *others = self._bundles
+        missing = [name for name in PROMISED if not (first / name).is_file()]
         if missing:
             raise OutputError(BUNDLE, f"search index failed: the bundle has no {missing[0]}")
+        merged = [f"/{BUNDLE}/{SHARDS}/{number}/" for number in range(1, len(self._bundles))]
+        listed = json.dumps(merged).encode("utf-8")
         try:
-            return [
-                Page(f"{BUNDLE}/{path.relative_to(self._bundle).as_posix()}", path.read_bytes())
-                for path in sorted(self._bundle.rglob("*"))
-                if path.is_file() and not path.name.startswith(UNUSED)
-            ]
+            files = _bundle_pages(first, BUNDLE, lambda name: not name.startswith(UNUSED))
+            for number, bundle in enumerate(others, 1):
+                files += _bundle_pages(bundle, f"{BUNDLE}/{SHARDS}/{number}", _merged_part)
         except OSError as error:
             raise OutputError(BUNDLE, f"search index failed: {error.strerror or error}") from None
+        return sorted([*files, Page(f"{BUNDLE}/{SHARD_LIST}", listed)], key=lambda p: p.path)
 
     def stop(self) -> None:
         """Kill the indexer (from another thread); `pages` then fails and `close` cleans up."""
@@ -133,21 +166,54 @@ class SearchIndex:
         shutil.rmtree(self._folder, ignore_errors=True)
 
 
-def _write_indexed(pages: Sequence[Page], site: Path, stopped: threading.Event) -> None:
-    """Write the pages Pagefind reads under `site`: those with a `data-pagefind-body`, or
-    every HTML page when none has one (Pagefind then indexes whole pages)."""
+def _write_indexed(
+    pages: Sequence[Page], folder: Path, stopped: threading.Event, shard_pages: int
+) -> list[int]:
+    """Write the pages Pagefind reads under `folder`/site-N/, N their shard: those with a
+    `data-pagefind-body`, or every HTML page when none has one (Pagefind then indexes whole
+    pages). Return the shards that have pages, in order (the first is the primary bundle)."""
     html = [page for page in pages if page.path.endswith(".html")]
     marked = [page for page in html if b"data-pagefind-body" in page.content]
-    for page in marked or html:
+    indexed = marked or html
+    count = max(1, -(-len(indexed) // max(1, shard_pages)))
+    shards: set[int] = set()
+    for page in indexed:
         if stopped.is_set():
             raise OSError(errno.ECANCELED, "stopped before the pages were written")
-        target = site / page.path
+        shard = _shard(page.path, count)
+        shards.add(shard)
+        target = folder / f"site-{shard}" / page.path
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes(page.content)
+    if not shards:  # nothing to index: Pagefind says so
+        (folder / "site-0").mkdir()
+        shards.add(0)
+    return sorted(shards)
 
 
-def _command(site: Path, bundle: Path, language: str) -> list[str]:
-    """Return Pagefind's command line over `site`, writing its bundle to `bundle`."""
-    launch = [sys.executable, "-c", _LAUNCH, str(os.getpid())]
-    command = [*launch, "--site", str(site), "--output-path", str(bundle)]
-    return [*command, "--force-language", language, "--silent"]
+def _shard(path: str, count: int) -> int:
+    """Return the shard a page's path belongs to (the same in every build of `count` shards)."""
+    if count == 1:
+        return 0
+    return int.from_bytes(blake2b(path.encode("utf-8"), digest_size=8).digest(), "big") % count
+
+
+def _merged_part(name: str) -> bool:
+    """Whether a file of a merged shard's bundle is needed (by its path in the bundle)."""
+    return name.startswith(_SHARD_PARTS) or name.endswith(".pf_meta")
+
+
+def _bundle_pages(bundle: Path, prefix: str, wanted: Callable[[str], bool]) -> list[Page]:
+    """Return the wanted files of one Pagefind bundle as pages under `prefix`."""
+    found = []
+    for path in sorted(bundle.rglob("*")):
+        name = path.relative_to(bundle).as_posix()
+        if path.is_file() and wanted(name):
+            found.append(Page(f"{prefix}/{name}", path.read_bytes()))
+    return found
+
+
+def _command(sites: Sequence[Path], bundles: Sequence[Path], language: str) -> list[str]:
+    """Return the command that runs Pagefind over each site folder, writing the bundle beside."""
+    folders = [str(folder) for pair in zip(sites, bundles, strict=True) for folder in pair]
+    return [sys.executable, "-c", _LAUNCH, str(os.getpid()), language, *folders]

@@ -1,11 +1,22 @@
 // Start Pagefind's search UI on /search/ and run the query the header form sent (?q=).
-window.addEventListener("DOMContentLoaded", () => {
+// A big site's index comes in shards: /pagefind/shards.json lists the bundles to merge.
+async function mergedShards() {
+  try {
+    const response = await fetch("/pagefind/shards.json");
+    return response.ok ? (await response.json()).map((bundlePath) => ({ bundlePath })) : [];
+  } catch {
+    return [];  // no list (the preview before its first index): the first shard alone
+  }
+}
+
+window.addEventListener("DOMContentLoaded", async () => {
   const ui = new PagefindUI({
     element: "#search",
     showSubResults: true,
     showImages: false,
     resetStyles: false,
     autofocus: true,
+    mergeIndex: await mergedShards(),
   });
   // Pagefind's input is labelled only by a title; name it by the page heading instead.
   const input = document.querySelector("#search input");
