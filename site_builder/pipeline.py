@@ -18,7 +18,7 @@ from site_builder.load import load_inputs
 from site_builder.models import BuildReport, Finding, Normalized, Page, Site
 from site_builder.normalize import normalize
 from site_builder.render import render_site
-from site_builder.search import SearchIndex, promised_pages
+from site_builder.search import FILE_ENTRY, SHARD_ENTRY, SearchIndex, promised_pages
 from site_builder.stored_pages import HTML, SCAN
 from site_builder.unchanged import inputs_key, remember, remembered
 from site_builder.verify import verify_site
@@ -132,7 +132,8 @@ def _build(
     with ExitStack() as stack:
         with clock.stage("render"):
             pages = render_site(site, config, verifications, cache, html=output.html)
-        search = _start_search(stack, pages, site, config, indexed and not leave_out_drafts, clock)
+        wanted = indexed and not leave_out_drafts
+        search = _start_search(stack, pages, site, config, wanted, clock, cache)
         if output.serve is not None and write and search is None and not leave_out_drafts:
             report = _report(site, pages, (), verifications, written=True)
             with clock.stage("write"):
@@ -148,7 +149,7 @@ def _build(
             published = site.without_drafts()
             with clock.stage("render"):
                 pages = render_site(published, config, verifications, cache, html=output.html)
-            search = _start_search(stack, pages, site, config, indexed, clock)
+            search = _start_search(stack, pages, site, config, indexed, clock, cache)
             with clock.stage("check"):
                 seen = set(findings)
                 published_findings = check_published(published, [*pages, *promised_pages()])
@@ -192,7 +193,7 @@ def _write(
 def _prune(cache: BuildCache | None) -> None:
     """Drop the cache entries this build did not use."""
     if cache is not None:
-        for kind in ("verify", SCAN, HTML):
+        for kind in ("verify", SCAN, HTML, SHARD_ENTRY, FILE_ENTRY):
             cache.prune(kind)
         cache.forget_unused()
         cache.drop_other_versions()
@@ -226,8 +227,10 @@ def _start_search(
     config: BuildConfig,
     wanted: bool,
     clock: Stopwatch,
+    cache: BuildCache | None,
 ) -> SearchIndex | None:
-    """Start indexing the pages to be written, if any will be; `stack` stops it on exit."""
+    """Start indexing the pages to be written, if any will be (a shard whose pages did not
+    change comes from `cache`); `stack` stops it on exit."""
     if not wanted:
         return None
     with clock.stage("search index"):
@@ -237,5 +240,6 @@ def _start_search(
             settings.language,
             config.out_dir.resolve(),
             shard_pages=settings.search_shard_pages,
+            cache=cache,
         )
         return stack.enter_context(index)

@@ -14,12 +14,15 @@ a site of more than `shard_pages` pages is indexed in shards, one Pagefind run a
 each page goes to the shard its path hashes to, the first shard's bundle is /pagefind/ and
 the others' are /pagefind/shards/N/ (their index alone: the reader's browser searches them
 with the first one's WebAssembly), listed in /pagefind/shards.json for the search page to
-merge (Pagefind's `mergeIndex`).
+merge (Pagefind's `mergeIndex`). With a build cache, a shard whose pages did not change is
+not indexed again: its bundle is read back from the cache (one entry listing its files, one
+entry a file, by content).
 """
 
 from __future__ import annotations
 
 import errno
+import hashlib
 import json
 import os
 import shutil
@@ -28,13 +31,17 @@ import sys
 import threading
 from collections.abc import Callable, Sequence
 from hashlib import blake2b
-from pathlib import Path
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path, PurePosixPath
 
+from site_builder.cache import BuildCache, digest
 from site_builder.errors import OutputError
 from site_builder.models import Page
 from site_builder.workdirs import work_folder
 
 BUNDLE = "pagefind"
+SHARD_ENTRY, FILE_ENTRY = "search", "search-file"
+"""The cache's kinds of entry: a shard's bundle (its files' names and digests), and a file."""
 UNUSED = ("pagefind-component-ui.", "pagefind-modular-ui.", "pagefind-highlight.js")
 """Parts of the bundle no page loads; leaving them out keeps the site smaller."""
 TIMEOUT_SECONDS = 600
@@ -97,25 +104,37 @@ class SearchIndex:
         out_dir: Path,
         stopped: threading.Event | None = None,
         shard_pages: int = SHARD_PAGES,
+        cache: BuildCache | None = None,
     ) -> None:
         """Write the pages Pagefind reads, in shards of at most about `shard_pages`, and start
-        indexing them; `stopped` set (by another thread) while the pages are written ends the
-        writing with an OutputError."""
+        indexing those `cache` has no bundle for; `stopped` set (by another thread) while the
+        pages are written ends the writing with an OutputError."""
         try:
             self._folder = work_folder(out_dir, "search")
         except OSError as error:
             raise OutputError(BUNDLE, f"search index failed: {error.strerror or error}") from None
         self._process: subprocess.Popen[str] | None = None
+        self._cache = cache
         try:
             shards = _write_indexed(pages, self._folder, stopped or threading.Event(), shard_pages)
             self._bundles = [self._folder / f"{BUNDLE}-{shard}" for shard in shards]
-            sites = [self._folder / f"site-{shard}" for shard in shards]
-            self._process = subprocess.Popen(
-                _command(sites, self._bundles, language),
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                text=True,
-            )
+            keys = [digest(_indexer(), language, *shards[shard]) for shard in shards]
+            self._new = [
+                (key, bundle)
+                for key, bundle in zip(keys, self._bundles, strict=True)
+                if not _restored(cache, key, bundle)
+            ]
+            if self._new:
+                sites = [
+                    bundle.with_name(f"site-{bundle.name.rpartition('-')[2]}")
+                    for _, bundle in self._new
+                ]
+                self._process = subprocess.Popen(
+                    _command(sites, [bundle for _, bundle in self._new], language),
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.PIPE,
+                    text=True,
+                )
         except OSError as error:
             self.close()
             raise OutputError(BUNDLE, f"search index failed: {error.strerror or error}") from None
@@ -128,17 +147,10 @@ class SearchIndex:
 
     def pages(self) -> list[Page]:
         """Wait for the indexer; return its bundle as pages under /pagefind/."""
-        if self._process is None:
-            raise OutputError(BUNDLE, "search index failed: the indexer was stopped")
-        try:
-            stdout, stderr = self._process.communicate(timeout=TIMEOUT_SECONDS)
-        except subprocess.TimeoutExpired:
-            self.close()
-            raise OutputError(BUNDLE, f"search index failed: over {TIMEOUT_SECONDS} s") from None
-        if self._process.returncode != 0:
-            lines = (stderr or stdout or "no output").strip().splitlines()
-            message = lines[-1] if lines else f"exit code {self._process.returncode}"
-            raise OutputError(BUNDLE, f"search index failed: {message}")
+        if self._new:
+            self._wait()
+            for key, bundle in self._new:
+                _store(self._cache, key, bundle)
         first, *others = self._bundles
         missing = [name for name in PROMISED if not (first / name).is_file()]
         if missing:
@@ -152,6 +164,20 @@ class SearchIndex:
         except OSError as error:
             raise OutputError(BUNDLE, f"search index failed: {error.strerror or error}") from None
         return sorted([*files, Page(f"{BUNDLE}/{SHARD_LIST}", listed)], key=lambda p: p.path)
+
+    def _wait(self) -> None:
+        """Wait for the indexer to finish, or fail with what it said."""
+        if self._process is None:
+            raise OutputError(BUNDLE, "search index failed: the indexer was stopped")
+        try:
+            stdout, stderr = self._process.communicate(timeout=TIMEOUT_SECONDS)
+        except subprocess.TimeoutExpired:
+            self.close()
+            raise OutputError(BUNDLE, f"search index failed: over {TIMEOUT_SECONDS} s") from None
+        if self._process.returncode != 0:
+            lines = (stderr or stdout or "no output").strip().splitlines()
+            message = lines[-1] if lines else f"exit code {self._process.returncode}"
+            raise OutputError(BUNDLE, f"search index failed: {message}")
 
     def stop(self) -> None:
         """Kill the indexer (from another thread); `pages` then fails and `close` cleans up."""
@@ -168,27 +194,30 @@ class SearchIndex:
 
 def _write_indexed(
     pages: Sequence[Page], folder: Path, stopped: threading.Event, shard_pages: int
-) -> list[int]:
+) -> dict[int, list[str]]:
     """Write the pages Pagefind reads under `folder`/site-N/, N their shard: those with a
     `data-pagefind-body`, or every HTML page when none has one (Pagefind then indexes whole
-    pages). Return the shards that have pages, in order (the first is the primary bundle)."""
+    pages). Return each shard that has pages, in order (the first is the primary bundle), with
+    what identifies its pages (each one's path and the sha256 of its bytes)."""
     html = [page for page in pages if page.path.endswith(".html")]
     marked = [page for page in html if b"data-pagefind-body" in page.content]
     indexed = marked or html
     count = max(1, -(-len(indexed) // max(1, shard_pages)))
-    shards: set[int] = set()
-    for page in indexed:
+    shards: dict[int, list[str]] = {}
+    for page in sorted(indexed, key=lambda page: page.path):
         if stopped.is_set():
             raise OSError(errno.ECANCELED, "stopped before the pages were written")
         shard = _shard(page.path, count)
-        shards.add(shard)
+        shards.setdefault(shard, []).append(
+            f"{page.path} {hashlib.sha256(page.content).hexdigest()}"
+        )
         target = folder / f"site-{shard}" / page.path
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes(page.content)
     if not shards:  # nothing to index: Pagefind says so
         (folder / "site-0").mkdir()
-        shards.add(0)
-    return sorted(shards)
+        shards[0] = []
+    return dict(sorted(shards.items()))
 
 
 def _shard(path: str, count: int) -> int:
@@ -196,6 +225,53 @@ def _shard(path: str, count: int) -> int:
     if count == 1:
         return 0
     return int.from_bytes(blake2b(path.encode("utf-8"), digest_size=8).digest(), "big") % count
+
+
+def _indexer() -> str:
+    """Return what else a shard's bundle depends on, besides its pages and language: the
+    installed Pagefind's versions."""
+    found = []
+    for name in ("pagefind", "pagefind_bin_extended", "pagefind_bin"):
+        try:
+            found.append(f"{name} {version(name)}")
+        except PackageNotFoundError:
+            continue
+    return ", ".join(found)
+
+
+def _restored(cache: BuildCache | None, key: str, bundle: Path) -> bool:
+    """Write the bundle `cache` holds for a shard's pages into `bundle`; whether it held one."""
+    listed = cache.read(SHARD_ENTRY, key) if cache is not None else None
+    if cache is None or listed is None:
+        return False
+    try:
+        names = json.loads(listed)
+        if any(".." in PurePosixPath(name).parts or name.startswith("/") for name, _ in names):
+            raise ValueError("a name leaves the bundle")
+        files = [(bundle / name, cache.read(FILE_ENTRY, file)) for name, file in names]
+        if any(data is None for _, data in files):
+            raise ValueError("a file of the bundle is missing")
+        for path, data in files:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(data)  # type: ignore[arg-type]
+    except (OSError, ValueError, TypeError):  # a damaged entry: index the shard again
+        shutil.rmtree(bundle, ignore_errors=True)
+        return False
+    return True
+
+
+def _store(cache: BuildCache | None, key: str, bundle: Path) -> None:
+    """Keep a shard's new bundle in `cache`, each file by its content."""
+    if cache is None:
+        return
+    listed = []
+    for path in sorted(bundle.rglob("*")):
+        if path.is_file():
+            data = path.read_bytes()
+            file = hashlib.sha256(data).hexdigest()
+            cache.write(FILE_ENTRY, file, data)
+            listed.append((path.relative_to(bundle).as_posix(), file))
+    cache.write(SHARD_ENTRY, key, json.dumps(listed).encode("utf-8"))
 
 
 def _merged_part(name: str) -> bool:

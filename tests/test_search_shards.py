@@ -1,17 +1,23 @@
 """A site indexed in several shards (content/site.yaml `search_shard_pages`) is searched whole:
 in Chromium, the search page finds every guide, whichever shard holds it, and shows its verdict.
-The bundle holds one full Pagefind bundle and, for each other shard, its index alone."""
+The bundle holds one full Pagefind bundle and, for each other shard, its index alone. A build
+indexes again only the shards whose pages changed (the others come from the build cache), and
+writes exactly what a cold build writes."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+import shutil
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.conftest import Project, copy_project
+from site_builder import search
+from site_builder.config import BuildConfig
+from site_builder.pipeline import build
+from tests.conftest import Project, copy_project, tree_digest
 from tests.netlify_server import serve_netlify
 from tests.test_site_browser import Tab, assert_result_with_verdict, html_of, launch_chromium
 
@@ -76,3 +82,75 @@ def test_a_site_within_one_shard_has_one_bundle(site: Path) -> None:
     bundle = Path(site) / "pagefind"
     assert json.loads((bundle / "shards.json").read_text("utf-8")) == []
     assert not (bundle / "shards").exists()
+
+
+def shard_project(tmp_path: Path) -> Project:
+    """A copy of the seed project with one guide page a search shard."""
+    project = copy_project(tmp_path / "project")
+    settings = project.root / "content" / "site.yaml"
+    settings.write_text(settings.read_text("utf-8") + "search_shard_pages: 1\n", "utf-8")
+    return project
+
+
+def indexed_sites(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
+    """Record, for each Pagefind launch, the guide pages of each shard it indexes."""
+    launches: list[list[str]] = []
+    command = search._command
+
+    def spy(sites: list[Path], bundles: list[Path], language: str) -> list[str]:
+        launches.append(sorted(p.parent.name for site in sites for p in site.rglob("*.html")))
+        return command(sites, bundles, language)
+
+    monkeypatch.setattr(search, "_command", spy)
+    return launches
+
+
+EDITED = "glm-5-2-sglang-weight-cache-daemon"
+
+
+def built_twice(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, between: Callable[[Project], None]
+) -> tuple[Project, list[list[str]], dict[str, str]]:
+    """Build a one-page-a-shard project cold, run `between`, add a line to one guide's prose
+    and build again; return the project, the guides each Pagefind launch indexed and the
+    cold build's files."""
+    project = shard_project(tmp_path)
+    launches = indexed_sites(monkeypatch)
+    config = BuildConfig.for_root(project.root)
+    build(config)
+    assert len(launches) == 1 and len(launches[0]) == 4, launches  # cold: every shard
+    cold = tree_digest(project.out)
+    between(project)
+    prose = project.root / "content" / f"{EDITED}.md"
+    prose.write_text(prose.read_text("utf-8") + "\nOne more line of prose.\n", "utf-8")
+    build(config)
+    return project, launches, cold
+
+
+def test_a_one_change_build_indexes_only_the_changed_guides_shard_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    project, launches, _ = built_twice(tmp_path, monkeypatch, lambda project: None)
+    assert launches[1] == [EDITED], launches
+    warm = tree_digest(project.out)
+    shutil.rmtree(project.root / ".cache")
+    build(BuildConfig.for_root(project.root))
+    assert len(launches[2]) == 4
+    assert tree_digest(project.out) == warm  # byte-identical to a cold build
+
+
+def damage_the_bundle_files(project: Project) -> None:
+    """Change the last byte of every cached bundle file (each then fails its checksum)."""
+    for path in (project.root / ".cache").glob(f"v*/{search.FILE_ENTRY}/*"):
+        path.write_bytes(path.read_bytes()[:-1] + b"!")
+
+
+def test_damaged_shard_entries_are_indexed_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    project, launches, _ = built_twice(tmp_path, monkeypatch, damage_the_bundle_files)
+    assert len(launches) == 2 and len(launches[1]) == 4, launches  # every shard again
+    cold = tree_digest(project.out)
+    shutil.rmtree(project.root / ".cache")
+    build(BuildConfig.for_root(project.root))
+    assert tree_digest(project.out) == cold
