@@ -13,7 +13,8 @@ each way and prints medians:
 Each run reports its wall time, the stage times the builder prints, the builder's own peak
 RSS and that of its children (the Pagefind indexer). With --referee ROWS (the rows.txt that
 `bash ../shared/bench/same-pages/run.sh` writes), the cold median is set against Hugo +
-Pagefind on the same corpus. Run from the project root:
+Pagefind on the same corpus. With --shard-pages N the corpus's search index is kept in
+shards of N guide pages (`search_shard_pages`). Run from the project root:
 
     .venv/bin/python bench/build_bench.py --guides 100,1000 --repeat 3
 """
@@ -56,8 +57,9 @@ except SystemExit as stop:
 """
 
 
-def make_corpus(guides: int, folder: Path) -> Path:
-    """Copy the project's tracked files into `folder` and grow it to `guides` guides."""
+def make_corpus(guides: int, folder: Path, shard_pages: int | None = None) -> Path:
+    """Copy the project's tracked files into `folder` and grow it to `guides` guides (with
+    `shard_pages`, its site settings set `search_shard_pages`)."""
     files = subprocess.run(
         ["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True
     ).stdout.split(b"\0")
@@ -70,6 +72,9 @@ def make_corpus(guides: int, folder: Path) -> Path:
     subprocess.run(
         [sys.executable, str(CORPUS), str(folder), str(guides)], check=True, capture_output=True
     )
+    if shard_pages is not None:
+        settings = folder / "content" / "site.yaml"
+        settings.write_text(f"{settings.read_text()}search_shard_pages: {shard_pages}\n")
     return folder
 
 
@@ -127,12 +132,15 @@ def main() -> int:
     parser.add_argument("--guides", default="100,1000", help="sizes, comma-separated")
     parser.add_argument("--repeat", type=int, default=3, help="builds of each kind per size")
     parser.add_argument("--referee", type=Path, help="the referee's rows.txt, for the ratio")
+    parser.add_argument(
+        "--shard-pages", type=int, help="search_shard_pages for the corpus (default: the site's)"
+    )
     args = parser.parse_args()
     if not CORPUS.is_file():
         raise SystemExit(f"{CORPUS} is missing: the referee's corpus generator is needed")
     for guides in (int(size) for size in args.guides.split(",")):
         with tempfile.TemporaryDirectory(prefix="build-bench-") as temporary:
-            project = make_corpus(guides, Path(temporary) / "project")
+            project = make_corpus(guides, Path(temporary) / "project", args.shard_pages)
             out = Path(temporary) / "out"
             runs: dict[str, list[dict[str, float]]] = defaultdict(list)
             for round_number in range(args.repeat):
