@@ -775,6 +775,7 @@ def test_search_index_failure_keeps_the_previous_site(
 def test_a_failing_pagefind_is_one_line_and_keeps_the_previous_site(
     built: Project, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    shutil.rmtree(built.root / ".cache", ignore_errors=True)  # else its bundle is reused
     before = tree_digest(built.out)
     real_popen = subprocess.Popen
     exploding = "import sys; print('Error: index exploded', file=sys.stderr); sys.exit(3)"
