@@ -30,7 +30,6 @@ import subprocess
 import sys
 import threading
 from collections.abc import Callable, Sequence
-from hashlib import blake2b
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path, PurePosixPath
 
@@ -117,20 +116,18 @@ class SearchIndex:
         self._cache = cache
         try:
             shards = _write_indexed(pages, self._folder, stopped or threading.Event(), shard_pages)
-            self._bundles = [self._folder / f"{BUNDLE}-{shard}" for shard in shards]
-            keys = [digest(_indexer(), language, *shards[shard]) for shard in shards]
-            self._new = [
-                (key, bundle)
-                for key, bundle in zip(keys, self._bundles, strict=True)
-                if not _restored(cache, key, bundle)
-            ]
+            self._bundles: list[Path] = []
+            self._new: list[tuple[str, Path, Path]] = []  # (cache key, site, bundle) to index
+            for shard, identities in shards.items():
+                bundle = self._folder / f"{BUNDLE}-{shard}"
+                self._bundles.append(bundle)
+                key = digest(_indexer(), language, *identities)
+                if not _restored(cache, key, bundle):
+                    self._new.append((key, self._folder / f"site-{shard}", bundle))
             if self._new:
-                sites = [
-                    bundle.with_name(f"site-{bundle.name.rpartition('-')[2]}")
-                    for _, bundle in self._new
-                ]
+                sites, bundles = [site for _, site, _ in self._new], [b for *_, b in self._new]
                 self._process = subprocess.Popen(
-                    _command(sites, [bundle for _, bundle in self._new], language),
+                    _command(sites, bundles, language),
                     stdout=subprocess.PIPE,
                     stderr=subprocess.PIPE,
                     text=True,
@@ -149,12 +146,12 @@ class SearchIndex:
         """Wait for the indexer; return its bundle as pages under /pagefind/."""
         if self._new:
             self._wait()
-            for key, bundle in self._new:
-                _store(self._cache, key, bundle)
         first, *others = self._bundles
         missing = [name for name in PROMISED if not (first / name).is_file()]
         if missing:
             raise OutputError(BUNDLE, f"search index failed: the bundle has no {missing[0]}")
+        for key, _, bundle in self._new:
+            _store(self._cache, key, bundle)
         merged = [f"/{BUNDLE}/{SHARDS}/{number}/" for number in range(1, len(self._bundles))]
         listed = json.dumps(merged).encode("utf-8")
         try:
@@ -224,7 +221,9 @@ def _shard(path: str, count: int) -> int:
     """Return the shard a page's path belongs to (the same in every build of `count` shards)."""
     if count == 1:
         return 0
-    return int.from_bytes(blake2b(path.encode("utf-8"), digest_size=8).digest(), "big") % count
+    return (
+        int.from_bytes(hashlib.blake2b(path.encode("utf-8"), digest_size=8).digest(), "big") % count
+    )
 
 
 def _indexer() -> str:
