@@ -19,6 +19,7 @@ from site_builder.config import BuildConfig
 from site_builder.pipeline import build
 from tests.conftest import Project, copy_project, tree_digest
 from tests.netlify_server import serve_netlify
+from tests.preview_helpers import Preview, start_preview
 from tests.test_site_browser import Tab, assert_result_with_verdict, html_of, launch_chromium
 
 
@@ -154,3 +155,25 @@ def test_damaged_shard_entries_are_indexed_again(
     shutil.rmtree(project.root / ".cache")
     build(BuildConfig.for_root(project.root))
     assert tree_digest(project.out) == cold
+
+
+def served_page_count(preview: Preview) -> int:
+    """The guide pages the preview's search index holds, over every shard it lists."""
+    listed = json.loads(preview.get("/pagefind/shards.json")[2])
+    total = 0
+    for bundle in ["/pagefind/", *listed]:
+        status, _, body = preview.get(f"{bundle}pagefind-entry.json")
+        assert status == 200, bundle
+        total += json.loads(body)["languages"]["en"]["page_count"]
+    return total
+
+
+def test_the_preview_serves_every_shard(tmp_path: Path) -> None:
+    project = shard_project(tmp_path)
+    preview = start_preview(project.root)
+    try:
+        preview.wait_for_rebuilds(1, timeout=60)
+        assert json.loads(preview.get("/pagefind/shards.json")[2]), "one shard only"
+        assert served_page_count(preview) == 4
+    finally:
+        preview.stop()
