@@ -115,15 +115,17 @@ class SearchIndex:
         self._process: subprocess.Popen[str] | None = None
         self._cache = cache
         try:
-            shards = _write_indexed(pages, self._folder, stopped or threading.Event(), shard_pages)
+            indexer = _indexer()
             self._bundles: list[Path] = []
             self._new: list[tuple[str, Path, Path]] = []  # (cache key, site, bundle) to index
-            for shard, identities in shards.items():
+            for shard, held in _sharded(pages, shard_pages).items():
                 bundle = self._folder / f"{BUNDLE}-{shard}"
                 self._bundles.append(bundle)
-                key = digest(_indexer(), language, *identities)
+                key = digest(indexer, language, *(_identity(page) for page in held))
                 if not _restored(cache, key, bundle):
-                    self._new.append((key, self._folder / f"site-{shard}", bundle))
+                    site = self._folder / f"site-{shard}"
+                    _write_site(held, site, stopped or threading.Event())
+                    self._new.append((key, site, bundle))
             if self._new:
                 sites, bundles = [site for _, site, _ in self._new], [b for *_, b in self._new]
                 self._process = subprocess.Popen(
@@ -189,32 +191,35 @@ class SearchIndex:
         shutil.rmtree(self._folder, ignore_errors=True)
 
 
-def _write_indexed(
-    pages: Sequence[Page], folder: Path, stopped: threading.Event, shard_pages: int
-) -> dict[int, list[str]]:
-    """Write the pages Pagefind reads under `folder`/site-N/, N their shard: those with a
+def _sharded(pages: Sequence[Page], shard_pages: int) -> dict[int, list[Page]]:
+    """Return the pages Pagefind reads by shard, in path order, shards in order (the first is
+    the primary bundle; only shards with pages, or shard 0 alone and empty): the pages with a
     `data-pagefind-body`, or every HTML page when none has one (Pagefind then indexes whole
-    pages). Return each shard that has pages, in order (the first is the primary bundle), with
-    what identifies its pages (each one's path and the sha256 of its bytes)."""
+    pages)."""
     html = [page for page in pages if page.path.endswith(".html")]
     marked = [page for page in html if b"data-pagefind-body" in page.content]
     indexed = marked or html
     count = max(1, -(-len(indexed) // max(1, shard_pages)))
-    shards: dict[int, list[str]] = {}
+    shards: dict[int, list[Page]] = {}
     for page in sorted(indexed, key=lambda page: page.path):
+        shards.setdefault(_shard(page.path, count), []).append(page)
+    return dict(sorted(shards.items())) or {0: []}  # nothing to index: Pagefind says so
+
+
+def _identity(page: Page) -> str:
+    """Return what a page's part of a shard's cache key is: its path and its bytes' sha256."""
+    return f"{page.path} {hashlib.sha256(page.content).hexdigest()}"
+
+
+def _write_site(pages: Sequence[Page], site: Path, stopped: threading.Event) -> None:
+    """Write one shard's pages under `site` for Pagefind to read; `stopped` ends the writing."""
+    site.mkdir()
+    for page in pages:
         if stopped.is_set():
             raise OSError(errno.ECANCELED, "stopped before the pages were written")
-        shard = _shard(page.path, count)
-        shards.setdefault(shard, []).append(
-            f"{page.path} {hashlib.sha256(page.content).hexdigest()}"
-        )
-        target = folder / f"site-{shard}" / page.path
+        target = site / page.path
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes(page.content)
-    if not shards:  # nothing to index: Pagefind says so
-        (folder / "site-0").mkdir()
-        shards[0] = []
-    return dict(sorted(shards.items()))
 
 
 def _shard(path: str, count: int) -> int:
