@@ -14,7 +14,7 @@ make every guide's summary part of every page's key.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Hashable, Iterable
 from functools import cache
 from importlib import metadata
 from pathlib import Path
@@ -119,16 +119,26 @@ def guide_page_key(
     guide: Guide, site_key: str, shown: Iterable[Guide], cache: BuildCache | None
 ) -> str:
     """Return the key of one guide page's HTML: the guide, the site, and the guides it shows
-    (newer, older, related, the nearest pages of its overlap audit)."""
-    return digest(
-        "page",
-        site_key,
-        summary_text(guide, cache),
-        record_digest(guide, cache),
-        guide.body,
-        str(guide.body_line),
-        *(summary_text(other, cache) for other in shown),
-    )
+    (newer, older, related, the nearest pages of its overlap audit). With a memory cache
+    (the preview's), the last rebuild's key while the guide and those it shows are the same
+    objects (the memo keeps them alive, so their identities cannot pass to other objects)."""
+    shown = tuple(shown)
+
+    def key() -> str:
+        return digest(
+            "page",
+            site_key,
+            summary_text(guide, cache),
+            record_digest(guide, cache),
+            guide.body,
+            str(guide.body_line),
+            *(summary_text(other, cache) for other in shown),
+        )
+
+    if cache is None or cache.memory is None:
+        return key()
+    memo = ("page key", site_key, id(guide), *map(id, shown))
+    return cache.reused(memo, lambda: (guide, shown, key()))[2]
 
 
 def list_page_key(
@@ -156,18 +166,19 @@ def _guide_digest(guide: Guide, cache: BuildCache | None) -> str:
 
 
 def remembered_fragment(
-    cache: BuildCache | None, scope: str, render: Callable[[Guide], T]
-) -> Callable[[Guide], T]:
-    """Return `render`; with a memory cache (the preview's), one that returns what `render`
-    returned for the same guide object under the same `scope` in the last rebuild (a guide
-    is the same object while its inputs are; `scope` digests all else `render` may read).
-    The memo keeps the guide alive, so its identity cannot pass to another object."""
+    cache: BuildCache | None, scope: str, render: Callable[..., T]
+) -> Callable[..., T]:
+    """Return `render`; with a memory cache (the preview's), one that returns what
+    `render(guide, *args)` returned for the same guide object and `args` under the same
+    `scope` in the last rebuild (a guide is the same object while its inputs are; `scope`
+    digests all else `render` may read). The memo keeps the guide alive, so its identity
+    cannot pass to another object."""
     if cache is None or cache.memory is None:
         return render
 
-    def fragment(guide: Guide) -> T:
-        held = cache.reused(("fragment", scope, id(guide)), lambda: (guide, render(guide)))
-        return held[1]
+    def fragment(guide: Guide, *args: Hashable) -> T:
+        key = ("fragment", scope, id(guide), args)
+        return cache.reused(key, lambda: (guide, render(guide, *args)))[1]
 
     return fragment
 

@@ -40,8 +40,8 @@ from site_builder.errors import InputError, Problem, one_line
 from site_builder.inputs import Inputs, RawDoc, RawRecord
 from site_builder.models import Finding, Page
 from site_builder.normalize import normalize
-from site_builder.render import render_site
 from site_builder.report import format_json, format_text, problems_as_findings
+from site_builder.site_pages import render_site
 from site_builder.verify import verify_site
 from tests.conftest import load_records, seed_root
 

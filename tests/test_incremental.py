@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 import yaml
 
-from site_builder import render, verify
+from site_builder import render, site_pages, verify
 from site_builder.cache import BuildCache
 from site_builder.config import BuildConfig
 from site_builder.models import BuildReport
@@ -235,14 +235,14 @@ def test_a_tag_page_is_rendered_again_only_when_a_guide_it_lists_changed(
     config = BuildConfig.for_root(grown.root)
     build(config, write=False)
     rendered: list[str] = []
-    original = render._page
+    original = site_pages.render_page
 
     def counted(env: Any, path: str, template: str, *args: Any, **kwargs: Any) -> Any:
         if template == "tag.html":
             rendered.append(path)
         return original(env, path, template, *args, **kwargs)
 
-    monkeypatch.setattr(render, "_page", counted)
+    monkeypatch.setattr(site_pages, "render_page", counted)
     build(config, write=False)
     assert rendered == []
     prose = probes(grown)[0]

@@ -56,6 +56,7 @@ ORDER = [
     "template_errors",
     "site_files",
     "render",
+    "site_pages",
     "search",
     "seo",
     "overlap",

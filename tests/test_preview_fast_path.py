@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from site_builder import pipeline, preview, render
+from site_builder import pipeline, preview, site_pages
 from site_builder.assemble import assemble
 from site_builder.config import BuildConfig
 from site_builder.load import load_inputs
@@ -211,34 +211,54 @@ def test_unchanged_guides_are_the_same_objects_from_one_rebuild_to_the_next(
     assert all(after[other] is first[other] for other in first if other != source)
 
 
-def test_a_rebuild_renders_the_cards_of_changed_guides_only(
+def test_a_rebuild_draws_the_cards_and_feed_entries_of_changed_guides_only(
     served: Served, project: Project, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    drawn: list[str] = []
-    original = render._card_macro
+    drawn: list[tuple[str, str, tuple[Any, ...]]] = []
+    original = site_pages.template_macro
 
-    def counted(env: Any) -> Any:
-        macro = original(env)
+    def counted(env: Any, name: str, user: str) -> Any:
+        macro = original(env, name, user)
 
-        def card(guide: Guide) -> Any:
-            drawn.append(guide.slug)
-            return macro(guide)
+        def draw(*args: Any) -> Any:
+            guide = next(arg for arg in args if isinstance(arg, Guide))
+            drawn.append((name, guide.slug, args[args.index(guide) + 1 :]))
+            return macro(*args)
 
-        return card
+        return draw
 
-    monkeypatch.setattr(render, "_card_macro", counted)
+    monkeypatch.setattr(site_pages, "template_macro", counted)
     edited = sorted((project.root / "content").glob("glm-5-2-*.md"))[0]
     edited.write_text(edited.read_text("utf-8") + "\nOne more sentence.\n", "utf-8")
     assert served.previewer.rebuild()
-    assert drawn == [edited.stem]
-    # A template change draws every card again, with the new template.
+    site = served.previewer.state.site
+    assert site is not None
+    link = f'href="/guides/{edited.stem}/"'.encode()
+    tags = [path for path, data in site.files.items() if path.startswith("tags/") and link in data]
+    # Its card on the guides index, on its tag pages (drawn once for all of them), and its
+    # feed entry.
+    assert len(tags) >= 2, tags
+    assert sorted((name, slug, len(more)) for name, slug, more in drawn) == sorted(
+        [
+            ("guide_card", edited.stem, 0),
+            ("guide_card", edited.stem, 1),
+            ("feed_entry", edited.stem, 2),
+        ]
+    )
+    # A template change draws every card and entry again, with the new template.
     drawn.clear()
     macros = project.root / "templates" / "macros.html"
     text = macros.read_text("utf-8")
-    assert text.count('<article class="guide-card">') == 1
-    macros.write_text(text.replace('class="guide-card"', 'class="guide-card redrawn"'), "utf-8")
+    assert text.count('<article class="guide-card">') == text.count("<entry>") == 1
+    text = text.replace('class="guide-card"', 'class="guide-card redrawn"')
+    macros.write_text(text.replace("<entry>", '<entry xml:lang="en">'), "utf-8")
     assert served.previewer.rebuild()
-    assert sorted(drawn) == sorted(path.stem for path in project.root.glob("content/glm-5-2-*.md"))
+    stems = sorted(path.stem for path in project.root.glob("content/glm-5-2-*.md"))
+    assert sorted(slug for name, slug, _ in drawn if name == "feed_entry") == stems
+    assert {slug for name, slug, _ in drawn if name == "guide_card"} == set(stems)
     site = served.previewer.state.site
     assert site is not None
     assert site.files["guides/index.html"].count(b'class="guide-card redrawn"') == 4
+    assert site.files["atom.xml"].count(b'<entry xml:lang="en">') == 4
+    for path in tags:
+        assert site.files[path].count(b'class="guide-card redrawn"') >= 1
