@@ -115,15 +115,16 @@ def load_inputs(config: BuildConfig, cache: BuildCache | None = None) -> Inputs:
 def _images(config: BuildConfig) -> Iterator[RawImage]:
     """Read every image file under content/; a symbolic link (to a file or a folder) or a file
     over the size limit is listed with why it is not read, for the prose naming it to say."""
-    for path in sorted(config.content_dir.rglob("*"), key=_parts):
+    for entry in sorted(_tree(config.content_dir), key=lambda entry: Path(entry.path).parts):
+        path = Path(entry.path)
         source = relative_path(path, config.root)
         is_image = path.suffix.lower().removeprefix(".") in FORMATS
         try:
-            if path.is_symlink():
+            if entry.is_symlink():
                 if is_image or path.is_dir():
                     yield RawImage(source, refused="is a symbolic link; put the file itself there")
-            elif is_image and path.is_file():
-                size = path.stat().st_size
+            elif is_image and entry.is_file(follow_symlinks=False):
+                size = entry.stat(follow_symlinks=False).st_size
                 data = path.read_bytes() if size <= MAX_IMAGE_BYTES else b""
                 size = max(size, len(data))
                 if size > MAX_IMAGE_BYTES:
@@ -133,6 +134,20 @@ def _images(config: BuildConfig) -> Iterator[RawImage]:
                     yield RawImage(source, data)
         except OSError as error:
             yield RawImage(source, refused=f"cannot be read: {error.strerror or error}")
+
+
+def _tree(folder: Path) -> Iterator[os.DirEntry[str]]:
+    """Yield every entry under `folder` named like an image, and every symbolic link, not
+    following links (the listing says which an entry is: the guides cost no call each)."""
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return
+    for entry in entries:
+        if entry.is_dir(follow_symlinks=False):
+            yield from _tree(Path(entry.path))
+        elif entry.is_symlink() or entry.name.rpartition(".")[2].lower() in FORMATS:
+            yield entry
 
 
 def _yaml_file(
