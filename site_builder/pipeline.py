@@ -138,7 +138,7 @@ def _build(
             report = _report(site, pages, (), verifications, written=True)
             with clock.stage("write"):
                 _write(pages, site, config, output, report)
-                _prune(cache)
+                _prune(cache, indexed=False)
             with clock.stage("check"):
                 findings = run_checks(site, [*pages, *promised_pages()], verifications)
             return replace(report, findings=tuple(acknowledge(site, findings)))
@@ -175,7 +175,7 @@ def _build(
                 else:
                     staged.add(bundle)
                     staged.publish()
-                _prune(cache)
+                _prune(cache, indexed=search is not None)
     return report
 
 
@@ -190,10 +190,11 @@ def _write(
         write_site(files, config.out_dir, config.input_dirs)
 
 
-def _prune(cache: BuildCache | None) -> None:
-    """Drop the cache entries this build did not use."""
+def _prune(cache: BuildCache | None, indexed: bool) -> None:
+    """Drop the cache entries this build did not use; the search index's only if it indexed
+    (the preview's rebuilds leave them to its background indexer)."""
     if cache is not None:
-        for kind in ("verify", SCAN, HTML, SHARD_ENTRY, FILE_ENTRY):
+        for kind in ("verify", SCAN, HTML, *((SHARD_ENTRY, FILE_ENTRY) if indexed else ())):
             cache.prune(kind)
         cache.forget_unused()
         cache.drop_other_versions()

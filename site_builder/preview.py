@@ -27,7 +27,7 @@ from site_builder.config import BuildConfig
 from site_builder.errors import BuilderError, InputError, OutputError
 from site_builder.models import BuildReport, Page
 from site_builder.pipeline import build
-from site_builder.search import BUNDLE, SearchIndex
+from site_builder.search import BUNDLE, FILE_ENTRY, SHARD_ENTRY, SearchIndex
 from site_builder.served import ServedSite
 from site_builder.watching import bursts
 from site_builder.workdirs import preview_folder
@@ -197,7 +197,10 @@ class Previewer:
 
     def _index(self, site: ServedSite, report: BuildReport, stopped: threading.Event) -> None:
         """Write the pages for Pagefind and wait for it (unless `stopped` by a newer rebuild);
-        if `site` is still served, serve it with the new bundle."""
+        if `site` is still served, serve it with the new bundle. A shard none of whose pages
+        changed comes from the build cache (read and kept by an instance of its own: the
+        rebuilds leave those entries alone), so after one edit only its shard is indexed."""
+        cache = BuildCache(self.config.cache_dir) if self.config.cache_dir else None
         try:
             index = SearchIndex(
                 report.pages,
@@ -205,6 +208,7 @@ class Previewer:
                 self.workdir / "site",
                 stopped,
                 report.search_shard_pages,
+                cache,
             )
         except OutputError as error:
             if not stopped.is_set():  # stopped: a newer rebuild indexes its own pages
@@ -219,6 +223,9 @@ class Previewer:
                 bundle = index.pages()
             except OutputError:
                 return  # stopped by a newer rebuild, or failed: the last bundle stays
+        if cache is not None and not stopped.is_set():
+            for kind in (SHARD_ENTRY, FILE_ENTRY):
+                cache.prune(kind)
         with self._lock:
             if self.state.site is not site:
                 return

@@ -2,10 +2,11 @@
 in Chromium, the search page finds every guide, whichever shard holds it, and shows its verdict.
 The bundle holds one full Pagefind bundle and, for each other shard, its index alone. A build
 indexes again only the shards whose pages changed (the others come from the build cache), and
-writes exactly what a cold build writes."""
+writes exactly what a cold build writes; so does the preview's background indexer."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import shutil
 from collections.abc import Callable, Iterator
@@ -17,6 +18,7 @@ import pytest
 from site_builder import search
 from site_builder.config import BuildConfig
 from site_builder.pipeline import build
+from site_builder.preview import Previewer
 from tests.conftest import Project, copy_project, tree_digest
 from tests.netlify_server import serve_netlify
 from tests.preview_helpers import Preview, start_preview
@@ -177,3 +179,37 @@ def test_the_preview_serves_every_shard(tmp_path: Path) -> None:
         assert served_page_count(preview) == 4
     finally:
         preview.stop()
+
+
+def test_the_preview_indexes_only_the_changed_guides_shard_after_an_edit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Its background indexer reads the other shards' bundles from the build cache (the
+    # rebuilds do not prune them), and serves what a cold build with drafts writes.
+    project = shard_project(tmp_path)
+    launches = indexed_sites(monkeypatch)
+    lines: list[str] = []
+    previewer = Previewer(BuildConfig.for_root(project.root), lines.append)
+    try:
+        assert previewer.rebuild(), lines
+        assert len(launches) == 1 and len(launches[0]) == 4, launches
+        prose = project.root / "content" / f"{EDITED}.md"
+        for line in ("One more line of prose.", "And another."):
+            prose.write_text(prose.read_text("utf-8") + f"\n{line}\n", "utf-8")
+            assert previewer.rebuild(), lines
+            for indexer in previewer._indexers:
+                indexer.join(timeout=120)
+        assert launches[1:] == [[EDITED], [EDITED]], launches
+        site = previewer.state.site
+        assert site is not None
+        served = {
+            path: hashlib.sha256(data).hexdigest()
+            for path, data in site.files.items()
+            if path.startswith("pagefind/")
+        }
+    finally:
+        previewer.close()
+    result = project.run("--drafts", "--no-cache", "--out", str(tmp_path / "cold"))
+    assert result.returncode == 0, result.stderr
+    cold = tree_digest(tmp_path / "cold")
+    assert served == {path: sha for path, sha in cold.items() if path.startswith("pagefind/")}
