@@ -72,8 +72,12 @@ def family_groups(site: Site) -> tuple[FamilyGroup, ...]:
     families = site.vocabulary.families if site.vocabulary else ()
     members: list[list[Guide]] = [[] for _ in (*families, OTHER)]
     position = {id(family): index for index, family in enumerate((*families, OTHER))}
+    family_of: dict[str, int] = {}  # a few classifications, each shared by many guides
     for guide in site.guides:
-        members[position[id(verdict_family(guide.evidence.verdict, families))]].append(guide)
+        verdict = guide.evidence.verdict
+        if verdict not in family_of:
+            family_of[verdict] = position[id(verdict_family(verdict, families))]
+        members[family_of[verdict]].append(guide)
     return tuple(
         FamilyGroup(family, tuple(guides))
         for family, guides in zip((*families, OTHER), members, strict=True)

@@ -89,8 +89,17 @@ def record_digest(guide: Guide, cache: BuildCache | None) -> str:
 
 
 def verification_key(guide: Guide, verify_key: str, cache: BuildCache | None) -> str:
-    """Return the key of a record's verification."""
-    return digest(verify_key, guide.evidence.source, record_digest(guide, cache))
+    """Return the key of a record's verification; with a memory cache (the preview's), the
+    last rebuild's while the record is the same object (the memo keeps it alive)."""
+    evidence = guide.evidence
+    if cache is None or cache.memory is None:
+        return digest(verify_key, evidence.source, record_digest(guide, cache))
+    key = ("verify key", verify_key, evidence.source, id(evidence.record))
+    held = cache.reused(
+        key,
+        lambda: (evidence.record, digest(verify_key, evidence.source, record_digest(guide, cache))),
+    )
+    return held[1]
 
 
 def site_digest(site: Site, templates_key: str, *, every_guide: bool) -> str:
