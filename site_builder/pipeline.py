@@ -17,7 +17,8 @@ from site_builder.deploy import static_pages
 from site_builder.load import load_inputs
 from site_builder.models import BuildReport, Finding, Normalized, Page, Site
 from site_builder.normalize import normalize
-from site_builder.search import FILE_ENTRY, SHARD_ENTRY, SearchIndex, promised_pages
+from site_builder.search import SearchIndex, promised_pages
+from site_builder.shard_cache import FILE_ENTRY, SHARD_ENTRY
 from site_builder.site_pages import render_site
 from site_builder.stored_pages import HTML, SCAN
 from site_builder.unchanged import inputs_key, remember, remembered

@@ -27,8 +27,9 @@ from site_builder.config import BuildConfig
 from site_builder.errors import BuilderError, InputError, OutputError
 from site_builder.models import BuildReport, Page
 from site_builder.pipeline import build
-from site_builder.search import BUNDLE, FILE_ENTRY, SHARD_ENTRY, SearchIndex
+from site_builder.search import BUNDLE, SearchIndex
 from site_builder.served import ServedSite
+from site_builder.shard_cache import FILE_ENTRY, SHARD_ENTRY
 from site_builder.watching import bursts
 from site_builder.workdirs import preview_folder
 

@@ -30,17 +30,15 @@ import subprocess
 import sys
 import threading
 from collections.abc import Callable, Sequence
-from importlib.metadata import PackageNotFoundError, version
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
 from site_builder.cache import BuildCache, digest
 from site_builder.errors import OutputError
 from site_builder.models import Page
+from site_builder.shard_cache import indexer_version, restored, store
 from site_builder.workdirs import work_folder
 
 BUNDLE = "pagefind"
-SHARD_ENTRY, FILE_ENTRY = "search", "search-file"
-"""The cache's kinds of entry: a shard's bundle (its files' names and digests), and a file."""
 UNUSED = ("pagefind-component-ui.", "pagefind-modular-ui.", "pagefind-highlight.js")
 """Parts of the bundle no page loads; leaving them out keeps the site smaller."""
 TIMEOUT_SECONDS = 600
@@ -115,16 +113,17 @@ class SearchIndex:
         self._process: subprocess.Popen[str] | None = None
         self._cache = cache
         try:
-            indexer = _indexer()
+            indexer = indexer_version()
             self._bundles: list[Path] = []
             self._new: list[tuple[str, Path, Path]] = []  # (cache key, site, bundle) to index
+            stop = stopped or threading.Event()
             for shard, held in _sharded(pages, shard_pages).items():
                 bundle = self._folder / f"{BUNDLE}-{shard}"
                 self._bundles.append(bundle)
                 key = digest(indexer, language, *(_identity(page) for page in held))
-                if not _restored(cache, key, bundle):
+                if not restored(cache, key, bundle, stop):
                     site = self._folder / f"site-{shard}"
-                    _write_site(held, site, stopped or threading.Event())
+                    _write_site(held, site, stop)
                     self._new.append((key, site, bundle))
             if self._new:
                 sites, bundles = [site for _, site, _ in self._new], [b for *_, b in self._new]
@@ -153,7 +152,7 @@ class SearchIndex:
         if missing:
             raise OutputError(BUNDLE, f"search index failed: the bundle has no {missing[0]}")
         for key, _, bundle in self._new:
-            _store(self._cache, key, bundle)
+            store(self._cache, key, bundle)
         merged = [f"/{BUNDLE}/{SHARDS}/{number}/" for number in range(1, len(self._bundles))]
         listed = json.dumps(merged).encode("utf-8")
         try:
@@ -229,53 +228,6 @@ def _shard(path: str, count: int) -> int:
     return (
         int.from_bytes(hashlib.blake2b(path.encode("utf-8"), digest_size=8).digest(), "big") % count
     )
-
-
-def _indexer() -> str:
-    """Return what else a shard's bundle depends on, besides its pages and language: the
-    installed Pagefind's versions."""
-    found = []
-    for name in ("pagefind", "pagefind_bin_extended", "pagefind_bin"):
-        try:
-            found.append(f"{name} {version(name)}")
-        except PackageNotFoundError:
-            continue
-    return ", ".join(found)
-
-
-def _restored(cache: BuildCache | None, key: str, bundle: Path) -> bool:
-    """Write the bundle `cache` holds for a shard's pages into `bundle`; whether it held one."""
-    listed = cache.read(SHARD_ENTRY, key) if cache is not None else None
-    if cache is None or listed is None:
-        return False
-    try:
-        names = json.loads(listed)
-        if any(".." in PurePosixPath(name).parts or name.startswith("/") for name, _ in names):
-            raise ValueError("a name leaves the bundle")
-        files = [(bundle / name, cache.read(FILE_ENTRY, file)) for name, file in names]
-        if any(data is None for _, data in files):
-            raise ValueError("a file of the bundle is missing")
-        for path, data in files:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_bytes(data)  # type: ignore[arg-type]
-    except (OSError, ValueError, TypeError):  # a damaged entry: index the shard again
-        shutil.rmtree(bundle, ignore_errors=True)
-        return False
-    return True
-
-
-def _store(cache: BuildCache | None, key: str, bundle: Path) -> None:
-    """Keep a shard's new bundle in `cache`, each file by its content."""
-    if cache is None:
-        return
-    listed = []
-    for path in sorted(bundle.rglob("*")):
-        if path.is_file():
-            data = path.read_bytes()
-            file = hashlib.sha256(data).hexdigest()
-            cache.write(FILE_ENTRY, file, data)
-            listed.append((path.relative_to(bundle).as_posix(), file))
-    cache.write(SHARD_ENTRY, key, json.dumps(listed).encode("utf-8"))
 
 
 def _merged_part(name: str) -> bool:

@@ -57,6 +57,7 @@ ORDER = [
     "site_files",
     "render",
     "site_pages",
+    "shard_cache",
     "search",
     "seo",
     "overlap",

@@ -9,13 +9,15 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
+import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from site_builder import search
+from site_builder import search, shard_cache
+from site_builder.cache import BuildCache
 from site_builder.config import BuildConfig
 from site_builder.pipeline import build
 from site_builder.preview import Previewer
@@ -144,7 +146,7 @@ def test_a_one_change_build_indexes_only_the_changed_guides_shard_again(
 
 def damage_the_bundle_files(project: Project) -> None:
     """Change the last byte of every cached bundle file (each then fails its checksum)."""
-    for path in (project.root / ".cache").glob(f"v*/{search.FILE_ENTRY}/*"):
+    for path in (project.root / ".cache").glob(f"v*/{shard_cache.FILE_ENTRY}/*"):
         path.write_bytes(path.read_bytes()[:-1] + b"!")
 
 
@@ -213,3 +215,17 @@ def test_the_preview_indexes_only_the_changed_guides_shard_after_an_edit(
     assert result.returncode == 0, result.stderr
     cold = tree_digest(tmp_path / "cold")
     assert served == {path: sha for path, sha in cold.items() if path.startswith("pagefind/")}
+
+
+def test_a_restore_stopped_by_a_newer_rebuild_leaves_no_bundle(tmp_path: Path) -> None:
+    project = shard_project(tmp_path)
+    build(BuildConfig.for_root(project.root))
+    cache = BuildCache(project.root / ".cache")
+    keys = sorted(path.name for path in cache.folder.glob(f"{shard_cache.SHARD_ENTRY}/*"))
+    assert len(keys) > 1  # one entry a shard with pages
+    stopped = threading.Event()
+    stopped.set()
+    assert not shard_cache.restored(cache, keys[0], tmp_path / "stopped", stopped)
+    assert not (tmp_path / "stopped").exists()
+    assert shard_cache.restored(cache, keys[0], tmp_path / "whole", threading.Event())
+    assert (tmp_path / "whole" / "pagefind-entry.json").is_file()

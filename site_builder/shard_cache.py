@@ -1,0 +1,73 @@
+"""A search shard's Pagefind bundle in the build cache: one entry lists its files, one
+entry holds each file, by content.
+
+The key (made by `search`) digests the shard's pages, the language and Pagefind's version.
+Every file read back is checked against its checksum; a damaged or partial entry means the
+shard is indexed again, never a wrong bundle. Names that would leave the bundle are refused.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import threading
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path, PurePosixPath
+
+from site_builder.cache import BuildCache
+
+SHARD_ENTRY, FILE_ENTRY = "search", "search-file"
+"""The cache's kinds of entry: a shard's bundle (its files' names and digests), and a file."""
+
+
+def indexer_version() -> str:
+    """Return what else a shard's bundle depends on, besides its pages and language: the
+    installed Pagefind's versions."""
+    found = []
+    for name in ("pagefind", "pagefind_bin_extended", "pagefind_bin"):
+        try:
+            found.append(f"{name} {version(name)}")
+        except PackageNotFoundError:
+            continue
+    return ", ".join(found)
+
+
+def restored(
+    cache: BuildCache | None, key: str, bundle: Path, stopped: threading.Event | None = None
+) -> bool:
+    """Write the bundle `cache` holds for a shard's pages into `bundle`; whether it held one
+    (not if `stopped` was set, by another thread, while it was written)."""
+    listed = cache.read(SHARD_ENTRY, key) if cache is not None else None
+    if cache is None or listed is None:
+        return False
+    try:
+        names = json.loads(listed)
+        if any(".." in PurePosixPath(name).parts or name.startswith("/") for name, _ in names):
+            raise ValueError("a name leaves the bundle")
+        files = [(bundle / name, cache.read(FILE_ENTRY, file)) for name, file in names]
+        if any(data is None for _, data in files):
+            raise ValueError("a file of the bundle is missing")
+        for path, data in files:
+            if stopped is not None and stopped.is_set():
+                raise ValueError("stopped before the bundle was written")
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(data)  # type: ignore[arg-type]
+    except (OSError, ValueError, TypeError):  # a damaged entry: index the shard again
+        shutil.rmtree(bundle, ignore_errors=True)
+        return False
+    return True
+
+
+def store(cache: BuildCache | None, key: str, bundle: Path) -> None:
+    """Keep a shard's new bundle in `cache`, each file by its content."""
+    if cache is None:
+        return
+    listed = []
+    for path in sorted(bundle.rglob("*")):
+        if path.is_file():
+            data = path.read_bytes()
+            file = hashlib.sha256(data).hexdigest()
+            cache.write(FILE_ENTRY, file, data)
+            listed.append((path.relative_to(bundle).as_posix(), file))
+    cache.write(SHARD_ENTRY, key, json.dumps(listed).encode("utf-8"))
