@@ -37,6 +37,7 @@ ACKNOWLEDGED_NAME = "acknowledged.yaml"
 VOCABULARY_NAME = "vocabulary.yaml"
 RACY_SECONDS = 2.0
 """A file changed this recently is read again even if its status looks unchanged."""
+_WILDCARD = re.compile(r"[*?[]")
 _OPERATION_ID = re.compile(r'"operationId"\s*:\s*"([A-Za-z0-9._-]{1,100})"')
 
 
@@ -185,16 +186,18 @@ def _read_each(
     record problems."""
     root = f"{config.root}/"
     for entry in _listed(folder, pattern):
-        path = Path(entry.path)
-        if skip is not None and path.is_relative_to(skip):
-            continue
         name = entry.path
-        source = name[len(root) :] if name.startswith(root) else relative_path(path, config.root)
+        if skip is not None and Path(name).is_relative_to(skip):
+            continue
+        source = (
+            name[len(root) :] if name.startswith(root) else relative_path(Path(name), config.root)
+        )
         try:
             info: os.stat_result | None = entry.stat(follow_symlinks=False)
         except OSError:  # gone since the listing
             continue
         if entry.is_symlink():
+            path = Path(name)
             if not path.resolve().is_relative_to(config.root):
                 problems.append(
                     Problem(source, "file", "symlink points outside the project; refused")
@@ -208,10 +211,10 @@ def _read_each(
             info = None  # the file it names is read every time
         elif not stat.S_ISREG(info.st_mode):
             continue
-        if info is None and not path.is_file():
+        if info is None and not os.path.isfile(name):
             continue
         try:
-            yield source, _decoded(path, name, info, decode, cache)
+            yield source, _decoded(name, info, decode, cache)
         except ReadError as error:
             problems.append(Problem(source, error.location, error.message))
         except OSError as error:
@@ -224,13 +227,18 @@ def _listed(folder: Path, pattern: str) -> list[os.DirEntry[str]]:
     listing says which entry is a folder or a link, so a folder of thousands of guides costs
     one call per file (its status), not three. Links to folders are not followed."""
     below, _, name = pattern.rpartition("/")
+    if below not in ("", "**"):
+        raise ValueError(f"unsupported pattern {pattern!r}")
+    if not below and not _WILDCARD.search(name):  # one file: not the whole folder's listing
+        named = _Named(os.path.join(folder, name))
+        return [named] if os.path.lexists(named.path) else []  # type: ignore[list-item]
     match = re.compile(fnmatch.translate(name)).fullmatch
     found: list[os.DirEntry[str]] = []
 
-    def look(path: str) -> None:
+    def look(path: str) -> None:  # depth first, by name: the order of the paths' parts
         try:
             with os.scandir(path) as listing:
-                entries = list(listing)
+                entries = sorted(listing, key=lambda entry: entry.name)
         except OSError:
             return
         for entry in entries:
@@ -239,14 +247,24 @@ def _listed(folder: Path, pattern: str) -> list[os.DirEntry[str]]:
             if below and entry.is_dir() and not entry.is_symlink():
                 look(entry.path)
 
-    if below not in ("", "**"):
-        raise ValueError(f"unsupported pattern {pattern!r}")
     look(str(folder))
-    return sorted(found, key=lambda entry: entry.path.split("/"))
+    return found
+
+
+class _Named:
+    """A file named exactly, described as a folder listing's entry describes it."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+
+    def stat(self, *, follow_symlinks: bool = True) -> os.stat_result:
+        return os.stat(self.path, follow_symlinks=follow_symlinks)
+
+    def is_symlink(self) -> bool:
+        return os.path.islink(self.path)
 
 
 def _decoded(
-    path: Path,
     name: str,
     info: os.stat_result | None,
     decode: Callable[[bytes], Any],
@@ -257,12 +275,12 @@ def _decoded(
     build is not read again, unless it changed within RACY_SECONDS (a time stamp that coarse
     could hide a second write), as git does."""
     if cache is None:
-        return decode(path.read_bytes())
+        return decode(Path(name).read_bytes())
     if info is None or time.time() - info.st_mtime < RACY_SECONDS:
-        return cache.decoded(decode, path.read_bytes())
+        return cache.decoded(decode, Path(name).read_bytes())
     status = (info.st_mtime_ns, info.st_ctime_ns, info.st_size, info.st_ino, info.st_dev)
     key = ("file", decode.__qualname__, name, status)
-    return cache.reused(key, lambda: cache.decoded(decode, path.read_bytes()))
+    return cache.reused(key, lambda: cache.decoded(decode, Path(name).read_bytes()))
 
 
 def relative_path(path: Path, root: Path) -> str:
