@@ -509,6 +509,22 @@ def test_template_runtime_error_is_reported_without_traceback(
     assert result.stderr.splitlines()[0].startswith("templates/guides.html: line 13: ")
 
 
+@pytest.mark.parametrize(
+    ("macro", "user"), [("guide_card", "guides.html"), ("feed_entry", "atom.xml")]
+)
+def test_a_macro_the_listings_need_missing_from_macros_html_is_one_line(
+    built: Project, macro: str, user: str
+) -> None:
+    before = tree_digest(built.out)
+    edit(built, "templates/macros.html", rf"macro {macro}\(", f"macro renamed_{macro}(")
+    result = built.run()
+    assert result.returncode == 1
+    assert "Traceback" not in result.stderr, result.stderr[-1500:]
+    first = result.stderr.splitlines()[0]
+    assert first == f"templates/: template: macros.html has no {macro} macro ({user} uses it)"
+    assert tree_digest(built.out) == before
+
+
 def deep_tags(project: Project) -> None:
     """Front matter tags nested 1,000 levels deep (2 KB of brackets)."""
     edit(project, GUIDE, r"^tags: .*$", "tags: " + "[" * 1000 + "]" * 1000)
