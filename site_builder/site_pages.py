@@ -134,7 +134,7 @@ def _feed(env: Environment, site: Site, common: dict[str, Any], entry: Any) -> P
     (the `feed_entry` macro, given the site: `entry(guide, modified)`)."""
     entries = sorted(
         ((guide, modified_at(guide)) for guide in site.guides),
-        key=lambda entry: (-entry[1].timestamp(), entry[0].slug),
+        key=lambda item: (-item[1].timestamp(), item[0].slug),
     )
     updated = machine_time(entries[0][1]) if entries else "1970-01-01T00:00:00+00:00"
 
