@@ -15,7 +15,11 @@ from tests.conftest import SEED_VOCABULARY
 
 
 def test_results_come_back_in_order_from_other_processes() -> None:
-    results = run_each(lambda index: (index * index, os.getpid()), 64, jobs=2)
+    def task(index: int) -> tuple[int, int]:
+        time.sleep(0.005)  # instant tasks could all be done by one worker before the other starts
+        return index * index, os.getpid()
+
+    results = run_each(task, 64, jobs=2)
     assert [square for square, _ in results] == [index * index for index in range(64)]
     workers = {pid for _, pid in results}
     assert len(workers) == 2 and os.getpid() not in workers
