@@ -4,9 +4,10 @@ For each site size (a temp copy of the real 4-guide project, plus synthetic guid
 the real records up to the requested count) the script checks `build.py --audit` exits 0, times
 a cold `build.py --out tmp`, then starts `build.py --serve --port 0`, opens the edited guide in
 Debian's chromium (Playwright) and, per edit, changes the record's decision classification and
-times (time.perf_counter) until the tab has reloaded by itself and `code.classification` shows
-the new value. The first figure is when the browser painted the new page, by its own clock
-(the paint entry of the new document; Playwright notices the new DOM some 0.1 s later). Each
+times (time.perf_counter) until the tab has a new body (swapped in place, or reloaded) and
+`code.classification` shows the new value. The first figure is when the browser painted the new
+page, by its own clock (the first frame after the swap, or the paint entry of a reloaded
+document; Playwright notices the new DOM some 0.1 s later). Each
 edit is split by our own watcher (the preview's watchfiles settings) and our own Server-Sent
 Events client: save -> watcher fires -> reload event (rebuild done) -> new DOM.
 
@@ -52,12 +53,26 @@ KEPT_KEY = re.compile(
 COMMAND_TIMEOUT = 900  # seconds for one audit, cold build or preview start
 EDIT_TIMEOUT_MS = 900_000  # one save -> new DOM (a 1,000-guide rebuild takes minutes)
 QUIET_SECONDS = 1.0  # nothing changed nor reloaded for this long before the next edit
-SHOWN = "v => window.beforeEdit === undefined && "
-SHOWN += "document.querySelector('code.classification')?.textContent === v"
-PAINTED = "(p => p && performance.timeOrigin + p.startTime)"
+MARK = """() => {
+  window.edited = true;
+  window.swapPainted = undefined;
+  new MutationObserver((changes, observer) => {
+    observer.disconnect();
+    requestAnimationFrame(() => setTimeout(() => {
+      window.swapPainted = performance.timeOrigin + performance.now();
+    }));
+  }).observe(document.documentElement, {
+    childList: true, subtree: true, characterData: true, attributes: true
+  });
+}"""
+"""Before an edit: time the first frame after the page changes (in place, all at once)."""
+SHOWN = "v => document.querySelector('code.classification')?.textContent === v"
+PAINTED = "() => window.edited ? window.swapPainted : "
+PAINTED += "(p => p && performance.timeOrigin + p.startTime)"
 PAINTED += "(performance.getEntriesByName('first-contentful-paint')[0])"
 """When the new page was first painted, by the browser's clock (milliseconds since the epoch,
-as `time.time() * 1000`): Playwright notices the new DOM some 0.1 s later."""
+as `time.time() * 1000`): swapped in place, the first frame after the swap; reloaded, the new
+document's first paint. Playwright notices the new DOM some 0.1 s later."""
 
 
 def frozen_keys(root: Path) -> frozenset[str]:
@@ -221,7 +236,7 @@ def measure(browser: Any, root: Path, label: str, edits: int) -> list[tuple[floa
             data = json.loads(path.read_text("utf-8"))
             data["decision" if "decision" in data else "rolloutDecision"]["classification"] = value
             text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
-            page.evaluate("window.beforeEdit = true")
+            page.evaluate(MARK)
             burst, event, logged = len(fired), len(clock.times), preview.rebuilds()
             saved_at, started = time.time() * 1000, time.perf_counter()
             path.write_text(text, "utf-8")
@@ -229,6 +244,7 @@ def measure(browser: Any, root: Path, label: str, edits: int) -> list[tuple[floa
             shown = time.perf_counter() - started
             paint = page.wait_for_function(PAINTED, timeout=EDIT_TIMEOUT_MS).json_value()
             painted = (paint - saved_at) / 1000
+            how = "in place" if page.evaluate("window.edited === true") else "reloaded"
             preview.wait_for_rebuilds(logged + 1, timeout=60)  # logged after the old site is pruned
             line = [x for x in preview.stderr if x.startswith("Rebuil")][logged]
             if not line.startswith("Rebuilt") or len(fired) <= burst or len(clock.times) <= event:
@@ -237,7 +253,7 @@ def measure(browser: Any, root: Path, label: str, edits: int) -> list[tuple[floa
             results.append((shown, watched, published, painted))
             print(
                 f"    edit {number + 1}: painted {painted:.3f} s; seen {shown:.3f} s = watcher "
-                f"{watched:.3f} + rebuild {published - watched:.3f} + reload and load "
+                f"{watched:.3f} + rebuild {published - watched:.3f} + update ({how}) "
                 f"{shown - published:.3f}"
             )
         wait_quiet(fired, clock.times)
@@ -274,7 +290,7 @@ def report(label: str, results: list[tuple[float, ...]]) -> str:
     print(f"  save -> new DOM seen by Playwright: {line}")
     print(
         f"  split (medians): watcher debounce {watcher:.3f} s, rebuild until the reload event "
-        f"{rebuild:.3f} s, reload event -> new DOM seen {rest:.3f} s (reload and page load)"
+        f"{rebuild:.3f} s, reload event -> new DOM seen {rest:.3f} s (fetch and swap, or reload)"
     )
     return f"{label:>6} guides: painted {painted}; seen {line}; rebuild {rebuild:.3f} s"
 

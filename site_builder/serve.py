@@ -17,6 +17,7 @@ import signal
 import threading
 from collections.abc import Callable
 from http import HTTPStatus
+from pathlib import Path
 from types import FrameType
 from urllib.parse import parse_qs, urlsplit
 
@@ -33,20 +34,7 @@ OTHER_WARNINGS = 20
 """How many warnings about other pages the warnings box lists on each page."""
 KEEPALIVE_SECONDS = 5.0
 """Seconds between comments on an idle live-reload stream (each finds a closed tab)."""
-LIVERELOAD_JS = b"""(() => {
-  const version = document.currentScript.dataset.version;
-  const listen = () => {
-    const events = new EventSource("/__livereload?version=" + encodeURIComponent(version));
-    events.addEventListener("reload", () => { events.close(); location.reload(); });
-  };
-  // A tab listens once its page is on screen: the preview's checks wait for that.
-  if (document.hidden || !window.PerformanceObserver) return listen();
-  let listening = false;
-  const once = () => { if (!listening) { listening = true; listen(); } };
-  new PerformanceObserver(once).observe({ type: "paint", buffered: true });
-  setTimeout(once, 2000);
-})();
-"""
+LIVERELOAD_JS = (Path(__file__).parent / "livereload.js").read_bytes()
 LIVERELOAD_URL = f"/__livereload.js?v={hashlib.sha256(LIVERELOAD_JS).hexdigest()[:10]}"
 """The script's address names its bytes, so a browser keeps it (FOREVER) until it changes."""
 

@@ -9,7 +9,7 @@ async function mergedShards() {
   }
 }
 
-window.addEventListener("DOMContentLoaded", async () => {
+async function startSearch() {
   const ui = new PagefindUI({
     element: "#search",
     showSubResults: true,
@@ -28,4 +28,12 @@ window.addEventListener("DOMContentLoaded", async () => {
   if (query) {
     ui.triggerSearch(query);
   }
-});
+}
+
+// Deferred, the script runs before DOMContentLoaded; the preview runs it again after
+// swapping in a new page, when the document is long loaded.
+if (document.readyState === "loading") {
+  window.addEventListener("DOMContentLoaded", startSearch);
+} else {
+  startSearch();
+}
