@@ -52,6 +52,7 @@ class BuildCache:
         self.misses = 0
         self._kept: dict[Hashable, Any] = {}
         self._kept_before: dict[Hashable, Any] = {}
+        self._pending: list[tuple[str, str, bytes | Callable[[], bytes]]] = []
 
     def begin(self) -> None:
         """Start counting what one build uses."""
@@ -130,9 +131,23 @@ class BuildCache:
         self.hits += 1
         return payload
 
-    def write(self, kind: str, key: str, payload: bytes) -> None:
-        """Store an entry atomically; a cache that cannot be written is only slower."""
+    def write(self, kind: str, key: str, payload: bytes | Callable[[], bytes]) -> None:
+        """Store an entry atomically; a cache that cannot be written is only slower. With
+        `memory` (the preview, which serves a rebuild before its checks) the entry is written
+        by `flush`, off the path to the new site, and `payload` may be a function making it."""
         self.used[kind].add(key)
+        if self.memory is not None:
+            self._pending.append((kind, key, payload))
+        else:
+            self._store(kind, key, payload() if callable(payload) else payload)
+
+    def flush(self) -> None:
+        """Write the entries `write` put off."""
+        pending, self._pending = self._pending, []
+        for kind, key, payload in pending:
+            self._store(kind, key, payload() if callable(payload) else payload)
+
+    def _store(self, kind: str, key: str, payload: bytes) -> None:
         path = self._path(kind, key)
         try:
             path.parent.mkdir(parents=True, exist_ok=True)

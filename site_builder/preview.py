@@ -172,6 +172,8 @@ class Previewer:
             finally:
                 if collecting:
                     gc.enable()
+                if self.cache is not None:
+                    self.cache.flush()  # the entries it made, written once the site is shown
             errors, warnings, report = outcome
             seconds = time.perf_counter() - started
             if errors or report is None:

@@ -13,9 +13,10 @@ make every guide's summary part of every page's key.
 
 from __future__ import annotations
 
+
 import json
 from collections.abc import Callable, Hashable, Iterable
-from functools import cache
+from functools import cache, partial
 from importlib import metadata
 from pathlib import Path
 from typing import Any, TypeVar
@@ -274,7 +275,7 @@ def reused_or_computed(
     missing = [index for index in range(count) if index not in found]
     computed = run_each(lambda position: task(missing[position]), len(missing), jobs)
     for index, value in zip(missing, computed, strict=True):
-        cache.write(kind, keys[index], dump(value))
+        cache.write(kind, keys[index], partial(dump, value))
         cache.hold(kind, keys[index], value)
         found[index] = value
     return [found[index] for index in range(count)]

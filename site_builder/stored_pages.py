@@ -52,7 +52,7 @@ def reused_pages(
 
     def stored(position: int, page: Page) -> Page:
         entry = keys[missing[position]]
-        cache.write(SCAN, entry, dump_scan(page))
+        cache.write(SCAN, entry, lambda: dump_scan(page))
         cache.write(HTML, entry, page.content)
         cache.hold(SCAN, entry, page)
         return page if html else replace(page, content=b"")

@@ -11,7 +11,7 @@ from watchfiles import watch
 
 WATCH_STEP_MS = 20
 """How often the watcher looks at the changes it has gathered."""
-WATCH_QUIET_MS = 60
+WATCH_QUIET_MS = 40
 """A burst of saves ends after this long without another change; then the rebuild starts."""
 WATCH_GATHER_MS = 1600
 """The longest a burst of saves (a checkout, a script) is gathered into one rebuild."""

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from site_builder import pipeline, preview, site_pages
+from site_builder import cache, pipeline, preview, site_pages, stored_pages
 from site_builder.assemble import assemble
 from site_builder.config import BuildConfig
 from site_builder.load import load_inputs
@@ -262,3 +262,34 @@ def test_a_rebuild_draws_the_cards_and_feed_entries_of_changed_guides_only(
     assert site.files["atom.xml"].count(b'<entry xml:lang="en">') == 4
     for path in tags:
         assert site.files[path].count(b'class="guide-card redrawn"') >= 1
+
+
+def test_a_rebuild_writes_its_cache_entries_once_its_site_is_shown(
+    served: Served, project: Project, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    config = served.previewer.config
+    assert config.cache_dir is not None
+    pages = config.cache_dir / f"v{cache.VERSION}" / stored_pages.HTML
+
+    def stored() -> set[str]:
+        return {path.name for path in pages.iterdir() if not path.name.startswith(".tmp-")}
+
+    before = stored()
+    at_publish: list[set[str]] = []
+    original = preview.PreviewState.publish
+
+    def publish(self: preview.PreviewState, site: Any, *args: Any, **kwargs: Any) -> None:
+        if site is not None and not at_publish:
+            at_publish.append(stored())
+        original(self, site, *args, **kwargs)
+
+    monkeypatch.setattr(preview.PreviewState, "publish", publish)
+    edit_prose(project, "writtenlater")
+    assert served.previewer.rebuild()
+    # Nothing was written on the way to the new site; every page it rendered is on disk
+    # after, whole (a build that follows, or the next preview, reads them back).
+    assert at_publish == [before]
+    fresh = cache.BuildCache(config.cache_dir)
+    read = [fresh.read(stored_pages.HTML, key) for key in sorted(stored() - before)]
+    assert None not in read
+    assert sum(b"The word writtenlater is new." in page for page in read) == 4  # type: ignore[operator]
