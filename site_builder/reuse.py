@@ -13,7 +13,6 @@ make every guide's summary part of every page's key.
 
 from __future__ import annotations
 
-
 import json
 from collections.abc import Callable, Hashable, Iterable
 from functools import cache, partial
