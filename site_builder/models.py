@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import date, datetime
 from typing import Literal, NamedTuple
@@ -218,6 +218,9 @@ class Page:
     """What the page declares, read where it was rendered (a worker process)."""
     shingles: Shingles | None = field(default=None, compare=False, repr=False)
     """A guide page's word 3-grams for the overlap audit, made where it was rendered."""
+    finish: Callable[[Page], Page] | None = field(default=None, compare=False, repr=False)
+    """What is left to do to a page rendered for the preview, once its site is shown: scan
+    it and store it in the build cache (`stored_pages.finished`)."""
 
 
 class Shingles(NamedTuple):

@@ -20,7 +20,7 @@ from site_builder.normalize import normalize
 from site_builder.search import SearchIndex, promised_pages
 from site_builder.shard_cache import FILE_ENTRY, SHARD_ENTRY
 from site_builder.site_pages import render_site
-from site_builder.stored_pages import HTML, SCAN
+from site_builder.stored_pages import HTML, SCAN, finished
 from site_builder.unchanged import inputs_key, remember, remembered
 from site_builder.verify import verify_site
 from site_builder.vocabulary import using
@@ -131,18 +131,23 @@ def _build(
     write, indexed = output.write, output.write and output.search
     leave_out_drafts = bool(site.drafts) and not config.include_drafts
     with ExitStack() as stack:
-        with clock.stage("render"):
-            pages = render_site(site, config, verifications, cache, html=output.html)
         wanted = indexed and not leave_out_drafts
+        shown_first = output.serve is not None and write and not wanted and not leave_out_drafts
+        with clock.stage("render"):
+            pages = render_site(
+                site, config, verifications, cache, html=output.html, later=shown_first
+            )
         search = _start_search(stack, pages, site, config, wanted, clock, cache)
-        if output.serve is not None and write and search is None and not leave_out_drafts:
-            report = _report(site, pages, (), verifications, written=True)
+        if shown_first:
             with clock.stage("write"):
-                _write(pages, site, config, output, report)
+                _write(pages, site, config, output, _report(site, pages, (), verifications, True))
                 _prune(cache, indexed=False)
             with clock.stage("check"):
-                findings = run_checks(site, [*pages, *promised_pages()], verifications)
-            return replace(report, findings=tuple(acknowledge(site, findings)))
+                pages = finished(pages)
+                findings = acknowledge(
+                    site, run_checks(site, [*pages, *promised_pages()], verifications)
+                )
+            return _report(site, pages, findings, verifications, written=True)
         with clock.stage("check"):
             checked = [*pages, *promised_pages()]
             findings = run_checks(site, checked, verifications, deploy=not leave_out_drafts)

@@ -117,10 +117,12 @@ def guide_pages(
     common: dict[str, Any],
     cache: BuildCache | None,
     html: bool,
+    later: bool = False,
 ) -> list[Page]:
     """Build each guide's view, render it and scan it, over `config.jobs` processes; reuse
     the pages `cache` has for the same guide and site (without their bytes unless `html`;
-    `site_key` digests the site without its guides' summaries).
+    `site_key` digests the site without its guides' summaries). With `later`, a page
+    rendered now is scanned later (see `stored_pages.reused_pages`).
 
     The templates are compiled before the workers fork. A failure building a view is a
     builder bug; a template error is located here, where its traceback still exists.
@@ -146,10 +148,9 @@ def guide_pages(
         except Exception as error:  # any failure here is ours, not the editor's
             raise BuilderError(guide.source, error) from error
         try:
-            page = render_guide(env, view, common, navigation)
+            return render_guide(env, view, common, navigation)
         except TEMPLATE_ERRORS as error:
             raise InputError([template_problem(error, config)]) from None
-        return scanned_guide_page(page, guide, site.settings.base_url)
 
     guides = site.guides
     if cache and every_guide:
@@ -161,8 +162,10 @@ def guide_pages(
             guides[index], site_key, navigation.shown(guides[index]), cache
         ),
         guide_page,
+        lambda index, page: scanned_guide_page(page, guides[index], site.settings.base_url),
         config.jobs,
         html=html,
+        later=later,
     )
 
 

@@ -51,10 +51,13 @@ def render_site(
     cache: BuildCache | None = None,
     *,
     html: bool = True,
+    later: bool = False,
 ) -> list[Page]:
     """Return every page of the site (guides over `config.jobs` processes, or from `cache`);
     template errors become one InputError. Without `html`, guide and tag pages come without
-    their bytes (for an audit: their scans are what the checks read)."""
+    their bytes (for an audit: their scans are what the checks read). With `later`, guide
+    and tag pages rendered now are scanned by `stored_pages.finished` (the preview shows
+    them first)."""
     verifications = verifications or {}
     env, templates_key = environment(config.templates_dir, cache)
     pages, asset_urls = asset_pages(site.assets)
@@ -62,7 +65,7 @@ def render_site(
     common: dict[str, Any] = {"site": site, "settings": site.settings, "assets": asset_urls}
     site_key = site_digest(site, templates_key, every_guide=False) if cache else ""
     guides = guide_pages(
-        env, templates_key, site, site_key, verifications, config, common, cache, html
+        env, templates_key, site, site_key, verifications, config, common, cache, html, later
     )
     pages += [*guides, *image_pages(guides, site.images)]
     try:
@@ -82,7 +85,7 @@ def render_site(
         )
         pages.append(render_page(env, "tags/index.html", "tags.html", common, tags=tags))
         pages.extend(
-            _tag_pages(env, templates_key, site, tags, common | {"card": card}, cache, html)
+            _tag_pages(env, templates_key, site, tags, common | {"card": card}, cache, html, later)
         )
         pages.append(render_page(env, "search/index.html", "search.html", common))
         pages.extend(_alias_pages(env, site, common))
@@ -109,6 +112,7 @@ def _tag_pages(
     common: dict[str, Any],
     cache: BuildCache | None,
     html: bool,
+    later: bool,
 ) -> list[Page]:
     """Render each tag's page, or reuse the cached page when none of its guides changed."""
     every_guide = reused(
@@ -120,12 +124,11 @@ def _tag_pages(
         cache,
         len(tags),
         lambda index: list_page_key(site_key, paths[index], tags[index].guides, cache),
-        lambda index: scanned_page(
-            render_page(env, paths[index], "tag.html", common, tag=tags[index]),
-            site.settings.base_url,
-        ),
+        lambda index: render_page(env, paths[index], "tag.html", common, tag=tags[index]),
+        lambda _, page: scanned_page(page, site.settings.base_url),
         1,
         html=html,
+        later=later,
     )
 
 

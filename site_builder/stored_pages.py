@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import asdict, replace
+from functools import partial
 
 from site_builder.cache import BuildCache
 from site_builder.links import ProseLink, SiteLink
@@ -27,15 +28,26 @@ def reused_pages(
     count: int,
     key: Callable[[int], str],
     render: Callable[[int], Page],
+    scan: Callable[[int, Page], Page],
     jobs: int,
     *,
     html: bool = True,
+    later: bool = False,
 ) -> list[Page]:
-    """Return `[render(i) for i in range(count)]`: each from the cache when its entries for
-    its key read back, the others rendered over `jobs` processes and stored. Without `html`
-    the pages come back without their bytes (an audit needs only what they declare)."""
+    """Return `[scan(i, render(i)) for i in range(count)]`: each from the cache when its
+    entries for its key read back, the others rendered over `jobs` processes and stored.
+    Without `html` the pages come back without their bytes (an audit needs only what they
+    declare). With `later` (the preview, which shows a rebuild before checking it) a page
+    rendered now is scanned and stored by `finished`."""
+
+    def made(index: int) -> Page:
+        page = render(index)
+        return page if later else scan(index, page)
+
     if cache is None:
-        pages = run_each(render, count, jobs)
+        pages = run_each(made, count, jobs)
+        if later:
+            return [replace(page, finish=partial(scan, index)) for index, page in enumerate(pages)]
         return pages if html else [replace(page, content=b"") for page in pages]
     keys = [key(index) for index in range(count)]
     found: dict[int, Page] = {}
@@ -51,15 +63,26 @@ def reused_pages(
     missing = [index for index in range(count) if index not in found]
 
     def stored(position: int, page: Page) -> Page:
-        entry = keys[missing[position]]
+        index = missing[position]
+        if later:
+            return replace(page, finish=lambda made: stored_now(index, scan(index, made)))
+        return stored_now(index, page)
+
+    def stored_now(index: int, page: Page) -> Page:
+        entry = keys[index]
         cache.write(SCAN, entry, lambda: dump_scan(page))
         cache.write(HTML, entry, page.content)
         cache.hold(SCAN, entry, page)
         return page if html else replace(page, content=b"")
 
-    rendered = run_each(lambda position: render(missing[position]), len(missing), jobs, stored)
+    rendered = run_each(lambda position: made(missing[position]), len(missing), jobs, stored)
     found.update(zip(missing, rendered, strict=True))
     return [found[index] for index in range(count)]
+
+
+def finished(pages: list[Page]) -> list[Page]:
+    """Return the pages with what was left to do done (see `reused_pages`)."""
+    return [page.finish(replace(page, finish=None)) if page.finish else page for page in pages]
 
 
 def _read(cache: BuildCache, key: str, html: bool) -> Page | None:

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from site_builder import cache, pipeline, preview, site_pages, stored_pages
+from site_builder import cache, pipeline, preview, scan, site_pages, stored_pages
 from site_builder.assemble import assemble
 from site_builder.config import BuildConfig
 from site_builder.load import load_inputs
@@ -293,3 +293,33 @@ def test_a_rebuild_writes_its_cache_entries_once_its_site_is_shown(
     read = [fresh.read(stored_pages.HTML, key) for key in sorted(stored() - before)]
     assert None not in read
     assert sum(b"The word writtenlater is new." in page for page in read) == 4  # type: ignore[operator]
+
+
+def test_a_rebuild_scans_the_pages_it_rendered_after_showing_them(
+    served: Served, project: Project, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    shown: list[bool] = []
+    scanned: list[tuple[str, bool]] = []
+    original_publish = preview.PreviewState.publish
+    original_scan = scan.scan_with_text
+
+    def publish(self: preview.PreviewState, site: Any, *args: Any, **kwargs: Any) -> None:
+        original_publish(self, site, *args, **kwargs)
+        shown.append(site is not None)
+
+    def scan_with_text(page: Any, base_url: str) -> Any:
+        scanned.append((page.path, any(shown)))
+        return original_scan(page, base_url)
+
+    monkeypatch.setattr(preview.PreviewState, "publish", publish)
+    monkeypatch.setattr(scan, "scan_with_text", scan_with_text)
+    edit_prose(project, "scannedlater")
+    assert served.previewer.rebuild()
+    guides = [path for path, _ in scanned if path.startswith("guides/glm-5-2-")]
+    assert len(guides) == 4, scanned
+    assert all(after for _, after in scanned), f"scanned before the site was shown: {scanned}"
+    # The checks read the scans: a link the edit breaks is a finding of this rebuild.
+    prose = sorted((project.root / "content").glob("glm-5-2-*.md"))[0]
+    prose.write_text(prose.read_text("utf-8") + "\nSee [nowhere](/guides/nowhere/).\n", "utf-8")
+    assert not served.previewer.rebuild()
+    assert any("/guides/nowhere/" in error for error in served.previewer.state.errors)
