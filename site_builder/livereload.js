@@ -27,14 +27,8 @@
     return copy;
   };
 
-  // Make the live node `from` like the parsed node `to`, changing only what differs, so the
-  // browser lays out and paints only that: children are matched in order by node name.
-  // A details element keeps whether the reader opened it.
-  const morph = (from, to) => {
-    if (from.nodeType !== Node.ELEMENT_NODE) {
-      if (from.nodeValue !== to.nodeValue) from.nodeValue = to.nodeValue;
-      return;
-    }
+  // Give `from` the attributes of `to`; a details element keeps whether the reader opened it.
+  const copyAttributes = (from, to) => {
     for (const { name } of [...from.attributes]) {
       if (!to.hasAttribute(name) && !(name === "open" && from.localName === "details")) {
         from.removeAttribute(name);
@@ -43,6 +37,16 @@
     for (const { name, value } of to.attributes) {
       if (from.getAttribute(name) !== value) from.setAttribute(name, value);
     }
+  };
+
+  // Make the live node `from` like the parsed node `to`, changing only what differs, so the
+  // browser lays out and paints only that: children are matched in order by node name.
+  const morph = (from, to) => {
+    if (from.nodeType !== Node.ELEMENT_NODE) {
+      if (from.nodeValue !== to.nodeValue) from.nodeValue = to.nodeValue;
+      return;
+    }
+    copyAttributes(from, to);
     let child = from.firstChild;
     for (const node of [...to.childNodes]) {
       if (child && child.nodeName === node.nodeName) {
@@ -60,9 +64,7 @@
   };
 
   const swap = (next) => {
-    for (const { name, value } of next.documentElement.attributes) {
-      document.documentElement.setAttribute(name, value);
-    }
+    copyAttributes(document.documentElement, next.documentElement);
     for (const node of [...document.head.children]) {
       if (!node.matches(LOADED)) node.remove();
     }
