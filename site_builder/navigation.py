@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, lru_cache
 
 import numpy as np
 
@@ -59,25 +59,28 @@ class Neighbours:
 
 def verdict_family(classification: str, families: tuple[Family, ...]) -> Family:
     """Return the first family whose words the classification slug holds, else OTHER."""
+    index = _family_index(classification, families)
+    return families[index] if index < len(families) else OTHER
+
+
+@lru_cache(maxsize=65536)
+def _family_index(classification: str, families: tuple[Family, ...]) -> int:
+    """Return the position of `verdict_family` in `families` (their length for OTHER),
+    remembered: a preview rebuild looks up every guide's verdict."""
     words = classification.lower().replace("_", "-")
     spaced = " ".join(re.split(r"[^a-z0-9]+", words))
-    for family in families:
+    for index, family in enumerate(families):
         if family.words and (family.pattern.search(words) or family.pattern.search(spaced)):
-            return family
-    return OTHER
+            return index
+    return len(families)
 
 
 def family_groups(site: Site) -> tuple[FamilyGroup, ...]:
     """Return the non-empty verdict families of the vocabulary, in its order, with their guides."""
     families = site.vocabulary.families if site.vocabulary else ()
     members: list[list[Guide]] = [[] for _ in (*families, OTHER)]
-    position = {id(family): index for index, family in enumerate((*families, OTHER))}
-    family_of: dict[str, int] = {}  # a few classifications, each shared by many guides
     for guide in site.guides:
-        verdict = guide.evidence.verdict
-        if verdict not in family_of:
-            family_of[verdict] = position[id(verdict_family(verdict, families))]
-        members[family_of[verdict]].append(guide)
+        members[_family_index(guide.evidence.verdict, families)].append(guide)
     return tuple(
         FamilyGroup(family, tuple(guides))
         for family, guides in zip((*families, OTHER), members, strict=True)
