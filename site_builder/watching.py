@@ -9,7 +9,7 @@ from pathlib import Path
 
 from watchfiles import watch
 
-WATCH_STEP_MS = 20
+WATCH_STEP_MS = 10
 """How often the watcher looks at the changes it has gathered."""
 WATCH_QUIET_MS = 40
 """A burst of saves ends after this long without another change; then the rebuild starts."""
