@@ -158,7 +158,7 @@ class Previewer:
                 if last is None:
                     served.append(ServedSite(files))
                     return
-                site = ServedSite([*files, *last.under(BUNDLE).pages()])
+                site = ServedSite(files, {BUNDLE: last.under(BUNDLE)})
                 served.append(site)
                 self.state.publish(site, (), self.state.warnings)
                 shown.append(time.perf_counter() - started)

@@ -113,7 +113,7 @@ class PreviewHandler(StrictHandler):
         if target is None:
             self._send_error_page(status, site, head)
             return
-        body = site.files[target]
+        body = site.file(target) or b""
         name = target.rsplit("/", 1)[-1]
         suffix = name[name.rfind(".") :] if "." in name else ""
         kind = TYPES.get(suffix) or mimetypes.guess_type(name)[0] or "application/octet-stream"
@@ -123,7 +123,7 @@ class PreviewHandler(StrictHandler):
 
     def _send_error_page(self, status: HTTPStatus, site: ServedSite, head: bool) -> None:
         """Send the site's 404 page for a missing file, a short text for any other refusal."""
-        page = site.files.get("404.html") if status == HTTPStatus.NOT_FOUND else None
+        page = site.file("404.html") if status == HTTPStatus.NOT_FOUND else None
         if page is None:
             self.send_text(status, f"{status.value} {status.phrase}\n", head)
             return

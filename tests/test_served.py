@@ -66,3 +66,21 @@ def test_a_replaced_site_keeps_only_its_assets_for_pages_still_loading() -> None
     [replaced] = state.recent()
     assert replaced.files == {"assets/site.css": b"css"}
     assert replaced.resolve("/assets/site.css") == ("assets/site.css", HTTPStatus.OK)
+
+
+def test_a_rebuild_serves_the_last_search_index_without_copying_it() -> None:
+    bundle = SITE.under("pagefind")
+    rebuilt = ServedSite(
+        [Page("index.html", b"new home"), Page("pagefind/stale.js", b"not served")],
+        {"pagefind": bundle},
+    )
+    assert rebuilt.under("pagefind") is bundle
+    assert rebuilt.resolve("/pagefind/pagefind.js") == ("pagefind/pagefind.js", HTTPStatus.OK)
+    assert rebuilt.file("pagefind/pagefind.js") == b"old index"
+    assert rebuilt.resolve("/pagefind") == (None, HTTPStatus.MOVED_PERMANENTLY)
+    assert rebuilt.resolve("/pagefind/stale.js") == (None, HTTPStatus.NOT_FOUND)
+    assert rebuilt.resolve("/") == ("index.html", HTTPStatus.OK)
+    assert rebuilt.files == {"index.html": b"new home", "pagefind/pagefind.js": b"old index"}
+    indexed = rebuilt.with_files([Page("pagefind/pagefind.js", b"new index")], "pagefind")
+    assert indexed.files == {"index.html": b"new home", "pagefind/pagefind.js": b"new index"}
+    assert rebuilt.file("pagefind/pagefind.js") == b"old index", "the served site is unchanged"
