@@ -207,3 +207,29 @@ def test_search_page_keeps_working_after_an_update_in_place(
         page.close()
     finally:
         preview.stop()
+
+
+def test_a_failed_rebuild_shows_its_banner_in_place_and_the_fix_removes_it(
+    browser: object, project: Project
+) -> None:
+    preview = start_preview(project.root)
+    try:
+        page = browser.new_page()  # type: ignore[attr-defined]
+        page.goto(preview.url + GUIDE)
+        page.wait_for_function("() => performance.getEntriesByType('paint').length > 0")
+        page.evaluate("window.sameDocument = true")
+        path = project.root / RECORD
+        good = path.read_text("utf-8")
+        path.write_text(good[: len(good) // 2], "utf-8")  # a save cut short: not JSON
+        banner = page.locator("#glm52-build-error")
+        banner.wait_for(timeout=30_000)
+        assert RECORD in banner.inner_text()
+        # The last good site stays under the banner, and the tab was not reloaded.
+        assert page.locator("code.classification").inner_text() == OLD_VERDICT
+        path.write_text(good.replace(OLD_VERDICT, "fixed-in-the-browser-test"), "utf-8")
+        page.wait_for_function(SHOWS, arg="fixed-in-the-browser-test", timeout=30_000)
+        assert banner.count() == 0
+        assert page.evaluate("window.sameDocument") is True
+        page.close()
+    finally:
+        preview.stop()
