@@ -53,11 +53,15 @@ class BuildCache:
         self._kept: dict[Hashable, Any] = {}
         self._kept_before: dict[Hashable, Any] = {}
         self._pending: list[tuple[str, str, bytes | Callable[[], bytes]]] = []
+        self._retired: list[dict[Hashable, Any]] = []
 
     def begin(self) -> None:
-        """Start counting what one build uses."""
+        """Start counting what one build uses. What the build before last kept is let go by
+        `flush` (with `memory`), after the new site is shown: freeing it takes a while."""
         self.used = defaultdict(set)
         self.hits = self.misses = 0
+        if self.memory is not None:
+            self._retired.append(self._kept_before)
         self._kept_before, self._kept = self._kept, {}
 
     def decoded(self, decode: Callable[[bytes], T], raw: bytes) -> T:
@@ -142,10 +146,11 @@ class BuildCache:
             self._store(kind, key, payload() if callable(payload) else payload)
 
     def flush(self) -> None:
-        """Write the entries `write` put off."""
+        """Write the entries `write` put off, and let go of what `begin` retired."""
         pending, self._pending = self._pending, []
         for kind, key, payload in pending:
             self._store(kind, key, payload() if callable(payload) else payload)
+        self._retired.clear()
 
     def _store(self, kind: str, key: str, payload: bytes) -> None:
         path = self._path(kind, key)

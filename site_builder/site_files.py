@@ -5,12 +5,14 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Mapping, Sequence
 
+from site_builder.cache import BuildCache
 from site_builder.cells import machine_time
 from site_builder.deploy import DeployPlan, sitemap_entries
 from site_builder.images import ContentImage
 from site_builder.inputs import Asset
-from site_builder.models import Page, Site
+from site_builder.models import Guide, Page, Site
 from site_builder.navigation import TagPage
+from site_builder.reuse import remembered_fragment
 
 
 def asset_pages(assets: tuple[Asset, ...]) -> tuple[list[Page], dict[str, str]]:
@@ -32,19 +34,28 @@ def image_pages(pages: Sequence[Page], images: Mapping[str, ContentImage]) -> li
     return [Page(url.removeprefix("/"), files[url]) for url in sorted(files)]
 
 
-def sitemap_urls(site: Site, tags: tuple[TagPage, ...], plan: DeployPlan) -> list[tuple[str, str]]:
+def sitemap_urls(
+    site: Site, tags: tuple[TagPage, ...], plan: DeployPlan, cache: BuildCache | None = None
+) -> list[tuple[str, str]]:
     """Return (canonical URL, lastmod) of every URL the deploy answers with 200.
 
     The pages built here, and the registry pages served verbatim from static/ or proxied to
-    the legacy origin; never a retired (301) or unserved (404) page.
+    the legacy origin; never a retired (301) or unserved (404) page. With the preview's
+    memory `cache`, each guide's lastmod text is remembered with the guide.
     """
     entries = {
         url: (url, lastmod) for url, lastmod in sitemap_entries(plan, site.settings.base_url)
     }
-    built = [(guide.url, machine_time(guide.lastmod)) for guide in site.guides]
+    lastmod = remembered_fragment(cache, "sitemap lastmod", _lastmod)
+    built = [(guide.url, lastmod(guide)) for guide in site.guides]
     newest = machine_time(max(guide.lastmod for guide in site.guides)) if site.guides else ""
     built += [("/", newest), ("/guides/", newest), ("/tags/", newest)]
     built += [(tag.url, machine_time(max(guide.lastmod for guide in tag.guides))) for tag in tags]
-    for url, lastmod in built:
-        entries[site.canonical(url)] = (site.canonical(url), lastmod)
+    for url, when in built:
+        entries[site.canonical(url)] = (site.canonical(url), when)
     return sorted(entries.values())
+
+
+def _lastmod(guide: Guide) -> str:
+    """Return the guide's lastmod as the sitemap writes it."""
+    return machine_time(guide.lastmod)

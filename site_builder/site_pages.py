@@ -8,7 +8,7 @@ changed guides' (see `remembered_fragment`).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import datetime
 from functools import partial
 from typing import Any
@@ -93,9 +93,10 @@ def render_site(
         pages.append(render_page(env, "robots.txt", "robots.txt", common))
         entry = template_macro(env, "feed_entry", "atom.xml")
         feed_entry = remembered_fragment(cache, f"entry {site_key}", partial(entry, site))
-        pages.append(_feed(env, site, common, feed_entry))
+        modified = remembered_fragment(cache, "modified", modified_at)
+        pages.append(_feed(env, site, common, feed_entry, modified))
         plan = plan_deploy(site, ["/" + page.path for page in pages])
-        sitemap = sitemap_urls(site, tags, plan)
+        sitemap = sitemap_urls(site, tags, plan, cache)
         pages.append(render_page(env, "sitemap.xml", "sitemap.xml", common, entries=sitemap))
         redirects = "\n".join(redirect_rules(site, plan)) + "\n"
         pages.append(Page("_redirects", redirects.encode("utf-8")))
@@ -132,11 +133,18 @@ def _tag_pages(
     )
 
 
-def _feed(env: Environment, site: Site, common: dict[str, Any], entry: Any) -> Page:
-    """Return the Atom feed: every guide, most recently changed first, each shown by `entry`
-    (the `feed_entry` macro, given the site: `entry(guide, modified)`)."""
+def _feed(
+    env: Environment,
+    site: Site,
+    common: dict[str, Any],
+    entry: Any,
+    modified: Callable[[Guide], datetime],
+) -> Page:
+    """Return the Atom feed: every guide, most recently changed first (`modified`: when a
+    guide last changed), each shown by `entry` (the `feed_entry` macro, given the site:
+    `entry(guide, modified)`)."""
     entries = sorted(
-        ((guide, modified_at(guide)) for guide in site.guides),
+        ((guide, modified(guide)) for guide in site.guides),
         key=lambda item: (-item[1].timestamp(), item[0].slug),
     )
     updated = machine_time(entries[0][1]) if entries else "1970-01-01T00:00:00+00:00"
