@@ -5,7 +5,9 @@ from __future__ import annotations
 import os
 import shutil
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -66,6 +68,27 @@ SHOWN_VERSION = "() => [...document.scripts].find((s) => s.dataset.version).data
 def _edit_record(project: Project, old: str, new: str) -> None:
     path = project.root / RECORD
     path.write_text(path.read_text("utf-8").replace(old, new), "utf-8")
+
+
+@contextmanager
+def shown_in_preview(
+    browser: object, project: Project, path: str
+) -> Iterator[tuple[Any, list[str]]]:
+    """Serve the project, open `path` in a tab and wait for its first paint; mark the
+    document (`window.sameDocument`) so a reload shows. Yield the tab and the console errors
+    it logs from the start; stop both after."""
+    preview = start_preview(project.root)
+    try:
+        page = browser.new_page()  # type: ignore[attr-defined]
+        errors: list[str] = []
+        page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+        page.goto(preview.url + path)
+        page.wait_for_function("() => performance.getEntriesByType('paint').length > 0")
+        page.evaluate("window.sameDocument = true")
+        yield page, errors
+        page.close()
+    finally:
+        preview.stop()
 
 
 def test_open_guide_updates_in_place_when_its_record_changes(
@@ -134,12 +157,7 @@ def test_open_guide_updates_in_place_when_its_record_changes(
 def test_open_guide_reloads_whole_when_its_stylesheet_changes(
     browser: object, project: Project
 ) -> None:
-    preview = start_preview(project.root)
-    try:
-        page = browser.new_page()  # type: ignore[attr-defined]
-        page.goto(preview.url + GUIDE)
-        page.wait_for_function("() => performance.getEntriesByType('paint').length > 0")
-        page.evaluate("window.sameDocument = true")
+    with shown_in_preview(browser, project, GUIDE) as (page, _):
         style = project.root / "templates/assets/style.css"
         style.write_text(
             style.read_text("utf-8") + "\nbody { outline: 3px solid rgb(1, 2, 3); }\n", "utf-8"
@@ -151,9 +169,6 @@ def test_open_guide_reloads_whole_when_its_stylesheet_changes(
             timeout=30_000,
         )
         assert page.locator("code.classification").inner_text() == OLD_VERDICT
-        page.close()
-    finally:
-        preview.stop()
 
 
 def test_warnings_box_opens_to_list_the_warnings_and_a_draft_shows_its_banner(
@@ -185,16 +200,10 @@ def test_warnings_box_opens_to_list_the_warnings_and_a_draft_shows_its_banner(
 def test_search_page_keeps_working_after_an_update_in_place(
     browser: object, project: Project
 ) -> None:
-    preview = start_preview(project.root)
-    try:
-        page = browser.new_page()  # type: ignore[attr-defined]
-        errors: list[str] = []
-        page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-        page.goto(preview.url + "search/?q=canary")
+    with shown_in_preview(browser, project, "search/?q=canary") as (page, errors):
         found = f'.pagefind-ui__result-link[href$="/{GUIDE}"]'
         page.wait_for_selector(found, timeout=15_000)
         before = page.evaluate(SHOWN_VERSION)
-        page.evaluate("window.sameDocument = true")
         _edit_record(project, OLD_VERDICT, "edited-in-the-browser-test")
         page.wait_for_function(f"v => ({SHOWN_VERSION})() !== v", arg=before, timeout=30_000)
         # The page's scripts ran again over the new content: one search box, and the query
@@ -204,20 +213,12 @@ def test_search_page_keeps_working_after_an_update_in_place(
         assert page.locator("#search input").count() == 1
         assert page.locator("#search input").input_value() == "canary"
         assert errors == []
-        page.close()
-    finally:
-        preview.stop()
 
 
 def test_a_failed_rebuild_shows_its_banner_in_place_and_the_fix_removes_it(
     browser: object, project: Project
 ) -> None:
-    preview = start_preview(project.root)
-    try:
-        page = browser.new_page()  # type: ignore[attr-defined]
-        page.goto(preview.url + GUIDE)
-        page.wait_for_function("() => performance.getEntriesByType('paint').length > 0")
-        page.evaluate("window.sameDocument = true")
+    with shown_in_preview(browser, project, GUIDE) as (page, _):
         path = project.root / RECORD
         good = path.read_text("utf-8")
         path.write_text(good[: len(good) // 2], "utf-8")  # a save cut short: not JSON
@@ -230,6 +231,3 @@ def test_a_failed_rebuild_shows_its_banner_in_place_and_the_fix_removes_it(
         page.wait_for_function(SHOWS, arg="fixed-in-the-browser-test", timeout=30_000)
         assert banner.count() == 0
         assert page.evaluate("window.sameDocument") is True
-        page.close()
-    finally:
-        preview.stop()
