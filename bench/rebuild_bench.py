@@ -4,7 +4,7 @@ For each size N in --guides the script grows a copy of the project to N guides (
 `build_bench.py` does), builds it once the way `--serve` does (drafts included, the build
 cache held in memory), then saves one record --edits times, each with a new decision
 classification (a value the index, tag pages and feed show too), and rebuilds after each
-save exactly as the preview's watcher does (`Previewer.rebuild`). It prints, per edit and as
+save exactly as the preview's watcher does (`Previewer.rebuild`, told the saved file). It prints, per edit and as
 medians: "shown", the seconds from the call until the new site is published to open tabs,
 and "checked", until the site checks are done; the rebuild's own stage times come from
 `build`. The watcher's debounce (about 0.1 s after the last write) and the browser's reload
@@ -35,13 +35,14 @@ from site_builder.config import BuildConfig
 from site_builder.preview import Previewer
 
 
-def edit_record(project: Path, number: int) -> None:
-    """Give the first generated record a new decision classification."""
+def edit_record(project: Path, number: int) -> Path:
+    """Give the first generated record a new decision classification; return its path."""
     path = sorted((project / "records").glob("*_bench.json"))[0]
     record = json.loads(path.read_text("utf-8"))
     decision = record["decision" if "decision" in record else "rolloutDecision"]
     decision["classification"] = f"bench-edit-{number}"
     path.write_text(json.dumps(record, indent=2), "utf-8")
+    return path.resolve()
 
 
 def measure(guides: int, edits: int, settle: bool) -> None:
@@ -65,10 +66,10 @@ def measure_project(project: Path, edits: int, settle: bool) -> None:
             if settle:
                 for indexer in list(previewer._indexers):
                     indexer.join()
-            edit_record(project, number)
+            saved = edit_record(project, number)
             version = previewer.state.version
             start = time.perf_counter()
-            previewer.rebuild()
+            previewer.rebuild({str(saved)})  # what the watcher reports
             checked.append(time.perf_counter() - start)
             line = lines[-1]
             shown.append(float(line.split("Shown in ")[1].split(" s")[0]))

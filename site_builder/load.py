@@ -7,7 +7,6 @@ met while reading are collected, never raised, so one run reports them all.
 
 from __future__ import annotations
 
-import fnmatch
 import os
 import re
 import stat
@@ -30,6 +29,7 @@ from site_builder.decode import (
 from site_builder.errors import Problem
 from site_builder.images import FORMATS, MAX_IMAGE_BYTES
 from site_builder.inputs import Asset, Inputs, RawDoc, RawImage, RawRecord
+from site_builder.listing import WILDCARD, Entry, KnownFiles, listed
 
 REGISTRY_NAME = "registry.json"
 RULES_NAME = "rules.yaml"
@@ -37,17 +37,19 @@ ACKNOWLEDGED_NAME = "acknowledged.yaml"
 VOCABULARY_NAME = "vocabulary.yaml"
 RACY_SECONDS = 2.0
 """A file changed this recently is read again even if its status looks unchanged."""
-_WILDCARD = re.compile(r"[*?[]")
 _OPERATION_ID = re.compile(r'"operationId"\s*:\s*"([A-Za-z0-9._-]{1,100})"')
 
 
-def load_inputs(config: BuildConfig, cache: BuildCache | None = None) -> Inputs:
-    """Read every input file, collecting read problems; a memory cache skips unchanged ones."""
+def load_inputs(
+    config: BuildConfig, cache: BuildCache | None = None, known: KnownFiles | None = None
+) -> Inputs:
+    """Read every input file, collecting read problems; a memory cache skips unchanged ones,
+    and with `known` (the preview's) files nobody saw change are not looked at."""
     problems: list[Problem] = []
     records = [
         RawRecord(source, data)
         for source, data in _read_each(
-            config, config.records_dir, "*.json", decode_record, problems, cache
+            config, config.records_dir, "*.json", decode_record, problems, cache, known=known
         )
     ]
     unreadable_ids = frozenset(
@@ -58,7 +60,7 @@ def load_inputs(config: BuildConfig, cache: BuildCache | None = None) -> Inputs:
     docs = [
         RawDoc(source, front, body, body_line)
         for source, (front, body, body_line) in _read_each(
-            config, config.content_dir, "**/*.md", decode_doc, problems, cache
+            config, config.content_dir, "**/*.md", decode_doc, problems, cache, known=known
         )
     ]
     settings = RawDoc(relative_path(config.settings_file, config.root), {}, "")
@@ -98,7 +100,7 @@ def load_inputs(config: BuildConfig, cache: BuildCache | None = None) -> Inputs:
         Asset(Path(source).relative_to("static").as_posix(), data)
         for source, data in _read_each(config, config.static_dir, "**/*", static_file, problems)
     ]
-    return Inputs(
+    inputs = Inputs(
         records=tuple(records),
         docs=tuple(docs),
         settings=settings,
@@ -108,48 +110,53 @@ def load_inputs(config: BuildConfig, cache: BuildCache | None = None) -> Inputs:
         static=tuple(static),
         acknowledged=acknowledged,
         vocabulary=vocabulary,
-        images=tuple(_images(config)),
+        images=_images(config, known),
         problems=tuple(problems),
         unreadable_ids=unreadable_ids,
     )
+    if known is not None:
+        known.loaded()
+    return inputs
 
 
-def _images(config: BuildConfig) -> Iterator[RawImage]:
+def _images(config: BuildConfig, known: KnownFiles | None) -> tuple[RawImage, ...]:
     """Read every image file under content/; a symbolic link (to a file or a folder) or a file
     over the size limit is listed with why it is not read, for the prose naming it to say."""
-    for entry in sorted(_tree(config.content_dir), key=lambda entry: Path(entry.path).parts):
-        path = Path(entry.path)
-        source = relative_path(path, config.root)
-        is_image = path.suffix.lower().removeprefix(".") in FORMATS
-        try:
-            if entry.is_symlink():
-                if is_image or path.is_dir():
-                    yield RawImage(source, refused="is a symbolic link; put the file itself there")
-            elif is_image and entry.is_file(follow_symlinks=False):
-                size = entry.stat(follow_symlinks=False).st_size
-                data = path.read_bytes() if size <= MAX_IMAGE_BYTES else b""
-                size = max(size, len(data))
-                if size > MAX_IMAGE_BYTES:
-                    limit = f"{MAX_IMAGE_BYTES:,} ({MAX_IMAGE_BYTES >> 20} MiB)"
-                    yield RawImage(source, refused=f"is {size:,} bytes; the limit is {limit}")
-                else:
-                    yield RawImage(source, data)
-        except OSError as error:
-            yield RawImage(source, refused=f"cannot be read: {error.strerror or error}")
+
+    def read(entry: Entry) -> RawImage | None:
+        return _image(config, entry)
+
+    folder = config.content_dir
+    if known is not None:
+        found = known.each("images", folder, "**/*", read)
+    else:
+        found = [read(entry) for entry in listed(folder, "**/*")]
+    return tuple(image for image in found if image is not None)
 
 
-def _tree(folder: Path) -> Iterator[os.DirEntry[str]]:
-    """Yield every entry under `folder` named like an image, and every symbolic link, not
-    following links (the listing says which an entry is: the guides cost no call each)."""
+def _image(config: BuildConfig, entry: Entry) -> RawImage | None:
+    """Read one listed file if it is an image (or a link); None for anything else."""
+    path = Path(entry.path)
+    is_image = path.suffix.lower().removeprefix(".") in FORMATS
+    if not is_image and not entry.is_symlink():
+        return None
+    source = relative_path(path, config.root)
     try:
-        entries = list(os.scandir(folder))
-    except OSError:
-        return
-    for entry in entries:
-        if entry.is_dir(follow_symlinks=False):
-            yield from _tree(Path(entry.path))
-        elif entry.is_symlink() or entry.name.rpartition(".")[2].lower() in FORMATS:
-            yield entry
+        if entry.is_symlink():
+            if is_image or path.is_dir():
+                return RawImage(source, refused="is a symbolic link; put the file itself there")
+            return None
+        info = entry.stat(follow_symlinks=False)
+        if not stat.S_ISREG(info.st_mode):
+            return None
+        data = path.read_bytes() if info.st_size <= MAX_IMAGE_BYTES else b""
+        size = max(info.st_size, len(data))
+        if size > MAX_IMAGE_BYTES:
+            limit = f"{MAX_IMAGE_BYTES:,} ({MAX_IMAGE_BYTES >> 20} MiB)"
+            return RawImage(source, refused=f"is {size:,} bytes; the limit is {limit}")
+        return RawImage(source, data)
+    except OSError as error:
+        return RawImage(source, refused=f"cannot be read: {error.strerror or error}")
 
 
 def _yaml_file(
@@ -181,87 +188,59 @@ def _read_each(
     problems: list[Problem],
     cache: BuildCache | None = None,
     skip: Path | None = None,
+    known: KnownFiles | None = None,
 ) -> Iterator[tuple[str, Any]]:
     """Yield (source, decoded) for each matching file in sorted order (none under `skip`);
-    record problems."""
-    root = f"{config.root}/"
-    for entry in _listed(folder, pattern):
-        name = entry.path
-        if skip is not None and Path(name).is_relative_to(skip):
-            continue
-        source = (
-            name[len(root) :] if name.startswith(root) else relative_path(Path(name), config.root)
-        )
-        try:
-            info: os.stat_result | None = entry.stat(follow_symlinks=False)
-        except OSError:  # gone since the listing
-            continue
-        if entry.is_symlink():
-            path = Path(name)
-            if not path.resolve().is_relative_to(config.root):
-                problems.append(
-                    Problem(source, "file", "symlink points outside the project; refused")
-                )
-                continue
-            if not path.exists():
-                problems.append(
-                    Problem(source, "file", "cannot be read: the symlink points nowhere")
-                )
-                continue
-            info = None  # the file it names is read every time
-        elif not stat.S_ISREG(info.st_mode):
-            continue
-        if info is None and not os.path.isfile(name):
-            continue
-        try:
-            yield source, _decoded(name, info, decode, cache)
-        except ReadError as error:
-            problems.append(Problem(source, error.location, error.message))
-        except OSError as error:
-            problems.append(Problem(source, "file", f"cannot be read: {error.strerror or error}"))
+    record problems. With `known`, a folder's files that did not change are not looked at."""
+
+    def read(entry: Entry) -> tuple[str, Any] | Problem | None:
+        return _read_one(config, entry, decode, cache, skip)
+
+    if known is not None and WILDCARD.search(pattern):
+        outcomes = known.each(decode.__qualname__, folder, pattern, read)
+    else:
+        outcomes = [read(entry) for entry in listed(folder, pattern)]
+    for outcome in outcomes:
+        if isinstance(outcome, Problem):
+            problems.append(outcome)
+        elif outcome is not None:
+            yield outcome
 
 
-def _listed(folder: Path, pattern: str) -> list[os.DirEntry[str]]:
-    """Return what `folder.glob(pattern)` finds (`pattern` a file name, wildcards allowed,
-    after `**/` for every folder below too), in path order, as the folders' listings: the
-    listing says which entry is a folder or a link, so a folder of thousands of guides costs
-    one call per file (its status), not three. Links to folders are not followed."""
-    below, _, name = pattern.rpartition("/")
-    if below not in ("", "**"):
-        raise ValueError(f"unsupported pattern {pattern!r}")
-    if not below and not _WILDCARD.search(name):  # one file: not the whole folder's listing
-        named = _Named(os.path.join(folder, name))
-        return [named] if os.path.lexists(named.path) else []  # type: ignore[list-item]
-    match = re.compile(fnmatch.translate(name)).fullmatch
-    found: list[os.DirEntry[str]] = []
-
-    def look(path: str) -> None:  # depth first, by name: the order of the paths' parts
-        try:
-            with os.scandir(path) as listing:
-                entries = sorted(listing, key=lambda entry: entry.name)
-        except OSError:
-            return
-        for entry in entries:
-            if match(entry.name):
-                found.append(entry)
-            if below and entry.is_dir() and not entry.is_symlink():
-                look(entry.path)
-
-    look(str(folder))
-    return found
-
-
-class _Named:
-    """A file named exactly, described as a folder listing's entry describes it."""
-
-    def __init__(self, path: str) -> None:
-        self.path = path
-
-    def stat(self, *, follow_symlinks: bool = True) -> os.stat_result:
-        return os.stat(self.path, follow_symlinks=follow_symlinks)
-
-    def is_symlink(self) -> bool:
-        return os.path.islink(self.path)
+def _read_one(
+    config: BuildConfig,
+    entry: Entry,
+    decode: Callable[[bytes], Any],
+    cache: BuildCache | None,
+    skip: Path | None,
+) -> tuple[str, Any] | Problem | None:
+    """Return (source, decoded) for one listed file, the problem reading it, or None when it
+    is not a file to read (a folder, something under `skip`, gone since the listing)."""
+    name, root = entry.path, f"{config.root}/"
+    if skip is not None and Path(name).is_relative_to(skip):
+        return None
+    source = name[len(root) :] if name.startswith(root) else relative_path(Path(name), config.root)
+    try:
+        info: os.stat_result | None = entry.stat(follow_symlinks=False)
+    except OSError:  # gone since the listing
+        return None
+    if entry.is_symlink():
+        path = Path(name)
+        if not path.resolve().is_relative_to(config.root):
+            return Problem(source, "file", "symlink points outside the project; refused")
+        if not path.exists():
+            return Problem(source, "file", "cannot be read: the symlink points nowhere")
+        info = None  # the file it names is read every time
+    elif not stat.S_ISREG(info.st_mode):
+        return None
+    if info is None and not os.path.isfile(name):
+        return None
+    try:
+        return source, _decoded(name, info, decode, cache)
+    except ReadError as error:
+        return Problem(source, error.location, error.message)
+    except OSError as error:
+        return Problem(source, "file", f"cannot be read: {error.strerror or error}")
 
 
 def _decoded(

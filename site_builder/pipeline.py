@@ -14,6 +14,7 @@ from site_builder.checks import check_published, ordered, run_checks
 from site_builder.claims import Verification
 from site_builder.config import BuildConfig
 from site_builder.deploy import static_pages
+from site_builder.listing import KnownFiles
 from site_builder.load import load_inputs
 from site_builder.models import BuildReport, Finding, Normalized, Page, Site
 from site_builder.normalize import normalize
@@ -56,6 +57,7 @@ def build(
     on_stage: Callable[[str], None] | None = None,
     serve: Callable[[list[Page], BuildReport], None] | None = None,
     html: bool = True,
+    known: KnownFiles | None = None,
 ) -> BuildReport:
     """Build the site; write it unless `write` is false or a check found an error. A build
     that does not write returns its guide and tag pages without their bytes if `html` is
@@ -69,7 +71,8 @@ def build(
     site's files are handed to it instead of written (the preview serves them from memory).
     With `search=False` too (the preview indexes in the background after its first build),
     they are handed over before the checks run, so the editor sees a change while the checks
-    run; their findings are in the report.
+    run; their findings are in the report. With `known` (the preview's), the input files
+    nobody saw change since the last build are not looked at again.
     """
     clock = Stopwatch(on_stage)
     if cache is None and config.cache_dir is not None:
@@ -84,7 +87,7 @@ def build(
         if earlier is not None:
             return replace(earlier, timings=tuple(clock.seconds.items()), unchanged=True)
     with clock.stage("load"):
-        inputs = load_inputs(config, cache)
+        inputs = load_inputs(config, cache, known)
     with clock.stage("validate"):
         normalized = normalize(inputs, cache)
     # Keys read by shape anywhere in a record (caveats, verdicts) and word spellings come

@@ -18,13 +18,14 @@ import gc
 import shutil
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from site_builder.cache import BuildCache
 from site_builder.config import BuildConfig
 from site_builder.errors import BuilderError, InputError, OutputError
+from site_builder.listing import KnownFiles
 from site_builder.models import BuildReport, Page
 from site_builder.pipeline import build
 from site_builder.search import BUNDLE, SearchIndex
@@ -36,6 +37,9 @@ from site_builder.workdirs import preview_folder
 ASSETS = "assets"
 ASSET_GRACE_SECONDS = 60.0
 """Keep a replaced site this long, so pages of it still loading can fetch its assets."""
+LISTED_BURST = 1000
+"""A burst naming more paths (a checkout, a copy) has every folder listed again: the kernel
+may have dropped some of so many events."""
 TABS_SECONDS = 1.0
 """The longest the checks and the search index wait for open tabs to show a new site: they
 take the CPU (and the interpreter) the reloading tabs' requests need."""
@@ -135,9 +139,11 @@ class Previewer:
         self._guard = threading.Lock()
         """Held while the indexer being run (`_indexing`, `_stopped`) is set or stopped."""
         self._indexers: list[threading.Thread] = []
+        self.known = KnownFiles()  # what the last load read, for rebuilds told what changed
 
-    def rebuild(self) -> bool:
-        """Build once and publish the site; then publish the checks' findings.
+    def rebuild(self, changed: Collection[str] | None = None) -> bool:
+        """Build once and publish the site; then publish the checks' findings. `changed`: the
+        paths the watcher saw change (only those files are read again), or None if unknown.
 
         After the first build the new site is served as soon as it is rendered (the last
         search index with it, Pagefind starting in the background) and the checks follow:
@@ -147,6 +153,7 @@ class Previewer:
         """
         self._stop_indexing(wait=False)  # a stopped indexer cleans up on its own thread
         with self._lock:
+            self.known.saw(changed)
             collecting = gc.isenabled()
             gc.disable()
             last = self.state.site
@@ -168,7 +175,9 @@ class Previewer:
                 self._index_later(site, report)
 
             try:
-                outcome = _build_outcome(self.config, self.workdir, self.cache, last is None, serve)
+                outcome = _build_outcome(
+                    self.config, self.workdir, self.cache, self.known, last is None, serve
+                )
             finally:
                 if collecting:
                     gc.enable()
@@ -177,7 +186,8 @@ class Previewer:
             errors, warnings, report = outcome
             seconds = time.perf_counter() - started
             if errors or report is None:
-                self.log(f"Rebuild failed: {errors[0]}" + _more(errors))
+                more = f" (+{len(errors) - 1} more)" if len(errors) > 1 else ""
+                self.log(f"Rebuild failed: {errors[0]}{more}")
                 self.state.publish(None, errors)
                 return False
             changed = warnings != self.state.warnings
@@ -251,8 +261,8 @@ class Previewer:
 
     def watch_forever(self, stop: threading.Event) -> None:
         """Rebuild after each burst of changes to the inputs, until `stop` is set."""
-        for _ in bursts([path for path in self.config.input_dirs if path.exists()], stop):
-            self.rebuild()
+        for changed in bursts([path for path in self.config.input_dirs if path.exists()], stop):
+            self.rebuild(changed if len(changed) <= LISTED_BURST else None)
 
     def close(self) -> None:
         """Stop indexing and remove the preview's temporary folder."""
@@ -264,6 +274,7 @@ def _build_outcome(
     config: BuildConfig,
     workdir: Path,
     cache: BuildCache | None,
+    known: KnownFiles,
     first: bool,
     serve: Callable[[list[Page], BuildReport], None],
 ) -> tuple[tuple[str, ...], tuple[tuple[str, str], ...], BuildReport | None]:
@@ -275,7 +286,7 @@ def _build_outcome(
         config.root, workdir / "site", config.today, include_drafts=True, cache_dir=config.cache_dir
     )
     try:
-        report = build(preview, cache=cache, search=first, serve=serve)
+        report = build(preview, cache=cache, search=first, serve=serve, known=known)
     except InputError as error:
         return tuple(str(problem) for problem in error.problems), (), None
     except (OutputError, BuilderError) as error:
@@ -287,8 +298,3 @@ def _build_outcome(
         (f.page, str(f)) for f in report.findings if f.severity == "warning" and not f.acknowledged
     )
     return errors, warnings, report
-
-
-def _more(errors: tuple[str, ...]) -> str:
-    """Return ' (+N more)' for a one-line terminal summary."""
-    return f" (+{len(errors) - 1} more)" if len(errors) > 1 else ""

@@ -48,9 +48,10 @@ def sitemap_urls(
     }
     lastmod = remembered_fragment(cache, "sitemap lastmod", _lastmod)
     built = [(guide.url, lastmod(guide)) for guide in site.guides]
-    newest = machine_time(max(guide.lastmod for guide in site.guides)) if site.guides else ""
+    # Guides come newest evidence first (`Site.guides`), on tag pages as on the site.
+    newest = lastmod(site.guides[0]) if site.guides else ""
     built += [("/", newest), ("/guides/", newest), ("/tags/", newest)]
-    built += [(tag.url, machine_time(max(guide.lastmod for guide in tag.guides))) for tag in tags]
+    built += [(tag.url, lastmod(tag.guides[0])) for tag in tags]
     for url, when in built:
         entries[site.canonical(url)] = (site.canonical(url), when)
     return sorted(entries.values())

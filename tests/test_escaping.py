@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 
-from site_builder.render import CONTROLS
+from site_builder.render import CONTROLS, published_bytes
 from tests.conftest import Project, soup
 from tests.new_guide import SLUG, probe_record, write_probe_guide
 
@@ -85,3 +85,15 @@ def test_control_characters_in_records_are_published_as_replacement_characters(
             assert not CONTROLS.search(text), path
     page = (project.out / "guides" / SLUG / "index.html").read_text("utf-8")
     assert "a\ufffdb\ufffdc\ufffdd\ufffde\ufffdf\ufffdg\ufffdh\ufffdi\ufffdj\tk" in page
+
+
+def test_every_control_character_and_no_other_becomes_the_replacement_character() -> None:
+    """Each C0 and C1 control but tab, line feed and carriage return, alone in text, becomes
+    U+FFFD; other characters, ASCII or not (those UTF-8 writes with the same lead byte as
+    the C1 controls, like a no-break space or a plus-minus sign), stay."""
+    for code in range(0x2000):
+        char = chr(code)
+        text = f"a {char} ± \u00a0b"
+        expected = text.replace(char, "\ufffd") if CONTROLS.fullmatch(char) else text
+        assert published_bytes(text) == expected.encode("utf-8"), hex(code)
+    assert sum(bool(CONTROLS.fullmatch(chr(code))) for code in range(0x2000)) == 62

@@ -29,6 +29,7 @@ ORDER = [
     "measurements",
     "cells",
     "decode",
+    "listing",
     "load",
     "evidence",
     "words",

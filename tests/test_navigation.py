@@ -97,6 +97,22 @@ def test_guide_tags_link_to_their_tag_pages_and_tag_pages_are_in_the_sitemap(sit
     assert "https://glm52.ai/search/" not in locs  # noindex: a search page is no landing page
 
 
+def test_the_sitemap_dates_each_list_page_by_its_newest_guide(site: Path) -> None:
+    space = "{http://www.sitemaps.org/schemas/sitemap/0.9}"
+    tree = ElementTree.parse(site / "sitemap.xml")
+    lastmod = {
+        url.findtext(f"{space}loc"): url.findtext(f"{space}lastmod")
+        for url in tree.iter(f"{space}url")
+    }
+    of_guide = {slug: lastmod[f"https://glm52.ai/guides/{slug}/"] for slug in GUIDES}
+    assert len(set(of_guide.values())) > 1  # the seeds were checked at different times
+    for tag in {tag for tags in GUIDES.values() for tag in tags}:
+        newest = max(when for slug, when in of_guide.items() if tag in GUIDES[slug])
+        assert lastmod[f"https://glm52.ai/tags/{tag}/"] == newest, tag
+    for page in ("", "guides/", "tags/"):
+        assert lastmod[f"https://glm52.ai/{page}"] == max(of_guide.values())
+
+
 def test_guides_link_to_newer_older_and_related_guides(site: Path) -> None:
     order = links(site / "guides" / "index.html", ".guide-card h3 a")
     by_evidence = [a["href"] for a in soup(site / "index.html").select(".guide-card h3 a")]

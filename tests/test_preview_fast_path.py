@@ -19,13 +19,13 @@ from typing import Any
 
 import pytest
 
-from site_builder import cache, pipeline, preview, scan, site_pages, stored_pages
+from site_builder import cache, load, pipeline, preview, scan, site_pages, stored_pages
 from site_builder.assemble import assemble
 from site_builder.config import BuildConfig
 from site_builder.load import load_inputs
 from site_builder.models import Guide
 from site_builder.normalize import normalize
-from site_builder.preview import Previewer
+from site_builder.preview import LISTED_BURST, Previewer
 from site_builder.search import SearchIndex
 from site_builder.serve import PreviewHandler
 from site_builder.server import PreviewServer
@@ -323,3 +323,33 @@ def test_a_rebuild_scans_the_pages_it_rendered_after_showing_them(
     prose.write_text(prose.read_text("utf-8") + "\nSee [nowhere](/guides/nowhere/).\n", "utf-8")
     assert not served.previewer.rebuild()
     assert any("/guides/nowhere/" in error for error in served.previewer.state.errors)
+
+
+def test_a_rebuild_reads_only_the_files_the_watcher_named(
+    served: Served, project: Project, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    read: list[str] = []
+    original = load._read_one
+
+    def counted(config: BuildConfig, entry: Any, *args: Any) -> Any:
+        if entry.path.endswith((".json", ".md")):
+            read.append(entry.path)
+        return original(config, entry, *args)
+
+    monkeypatch.setattr(load, "_read_one", counted)
+    prose = sorted((project.root / "content").glob("glm-5-2-*.md"))[0]
+    prose.write_text(prose.read_text("utf-8") + "\nThe word quokka is new.\n", "utf-8")
+    assert served.previewer.rebuild({str(prose)})
+    assert "quokka" in served.previewer.state.site.file(f"guides/{prose.stem}/index.html").decode(
+        "utf-8"
+    )
+    # The registry, named in full, is looked at on every build.
+    assert [path for path in read if "registry" not in path] == [str(prose)]
+
+    # A burst too big to trust (the kernel may have dropped events) lists every folder.
+    read.clear()
+    told = [{str(project.root / "records" / f"{n}.json") for n in range(LISTED_BURST + 1)}]
+    monkeypatch.setattr(preview, "bursts", lambda paths, stop: iter(told))
+    served.previewer.watch_forever(threading.Event())
+    records = len(list((project.root / "records").glob("*.json")))
+    assert len([path for path in read if path.endswith(".json")]) >= records

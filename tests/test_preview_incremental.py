@@ -90,6 +90,9 @@ def test_after_a_sequence_of_edits_the_preview_serves_what_a_cold_build_writes(
             lambda: add_guide(project, "probe-late", rng),
             lambda: _retitle(probes(project)[1], "Retitled"),
             lambda: _delete_guide(project, "probe-02"),
+            # A new folder, then the folder renamed: the watcher names the folder alone.
+            lambda: _move_into(probes(project)[2], project.root / "content" / "part"),
+            lambda: (project.root / "content" / "part").rename(project.root / "content" / "two"),
         ]
         for step, edit in enumerate(edits, start=2):
             edit()
@@ -109,6 +112,11 @@ def test_after_a_sequence_of_edits_the_preview_serves_what_a_cold_build_writes(
 def _delete_guide(project: Project, name: str) -> None:
     (project.root / "records" / f"{name}.json").unlink()
     (project.root / "content" / f"{name}.md").unlink()
+
+
+def _move_into(prose: Path, folder: Path) -> None:
+    folder.mkdir()
+    prose.rename(folder / prose.name)
 
 
 def _retitle(prose: Path, prefix: str) -> None:
