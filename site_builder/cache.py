@@ -23,6 +23,7 @@ T = TypeVar("T")
 
 VERSION = "2"
 """Bumped when the entry format changes; entries of other versions are never read."""
+_MISSING = object()
 STALE_TEMPORARY_SECONDS = 3600
 """A temporary file this old belongs to a build that was killed: it is removed."""
 
@@ -75,11 +76,16 @@ class BuildCache:
         `in_build`, also what it returned earlier in this build when there is no `memory`."""
         if self.memory is None and not in_build:
             return compute()
-        if key in self._kept:
-            return self._kept[key]  # type: ignore[no-any-return]
-        value = self._kept_before[key] if key in self._kept_before else compute()
+        # A key is hashed twice when the last build had it (tuples do not keep their hash):
+        # what it kept then is what this build would compute or has computed.
+        value = self._kept_before.get(key, _MISSING)
+        if value is _MISSING:
+            value = self._kept.get(key, _MISSING)
+            if value is not _MISSING:
+                return value  # type: ignore[no-any-return]
+            value = compute()
         self._kept[key] = value
-        return value
+        return value  # type: ignore[no-any-return]
 
     def recall(self, kind: str, key: str) -> object | None:
         """Return a decoded entry held in memory, or None."""

@@ -91,10 +91,14 @@ def render_site(
         pages.extend(_alias_pages(env, site, common))
         pages.append(render_page(env, "404.html", "404.html", common))
         pages.append(render_page(env, "robots.txt", "robots.txt", common))
-        entry = template_macro(env, "feed_entry", "atom.xml")
-        feed_entry = remembered_fragment(cache, f"entry {site_key}", partial(entry, site))
+        entry = partial(template_macro(env, "feed_entry", "atom.xml"), site)
         modified = remembered_fragment(cache, "modified", modified_at)
-        pages.append(_feed(env, site, common, feed_entry, modified))
+        remembered = remembered_fragment(
+            cache,
+            f"entry {site_key}",
+            lambda guide: entry(guide, published_at(guide), modified(guide)),
+        )
+        pages.append(_feed(env, site, common, entry, remembered, modified))
         plan = plan_deploy(site, ["/" + page.path for page in pages])
         sitemap = sitemap_urls(site, tags, plan, cache)
         pages.append(render_page(env, "sitemap.xml", "sitemap.xml", common, entries=sitemap))
@@ -138,19 +142,23 @@ def _feed(
     site: Site,
     common: dict[str, Any],
     entry: Any,
+    remembered: Callable[[Guide], Any],
     modified: Callable[[Guide], datetime],
 ) -> Page:
     """Return the Atom feed: every guide, most recently changed first (`modified`: when a
     guide last changed), each shown by `entry` (the `feed_entry` macro, given the site:
-    `entry(guide, modified)`)."""
+    `entry(guide, published, modified)`); `remembered(guide)` is the same for the guide's
+    own times (the template asks `entry(guide, modified)`)."""
     entries = sorted(
         ((guide, modified(guide)) for guide in site.guides),
         key=lambda item: (-item[1].timestamp(), item[0].slug),
     )
     updated = machine_time(entries[0][1]) if entries else "1970-01-01T00:00:00+00:00"
 
-    def shown(guide: Guide, modified: datetime) -> Any:
-        return entry(guide, published_at(guide), modified)
+    def shown(guide: Guide, when: datetime) -> Any:
+        if when is modified(guide):
+            return remembered(guide)
+        return entry(guide, published_at(guide), when)
 
     return render_page(
         env, "atom.xml", "atom.xml", common, entries=entries, updated=updated, entry=shown
