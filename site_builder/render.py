@@ -101,8 +101,8 @@ def _sources(env: Environment, name: str) -> list[str]:
 
 def template_macro(env: Environment, name: str, user: str) -> Any:
     """Return a macro of macros.html that `user` shows each guide with (`guide_card` as
-    `card(guide)`, `feed_entry` as `entry(guide, modified)`): the preview remembers what it
-    drew for each guide between rebuilds."""
+    `card`, `feed_entry` as `entry`, see `fragments.Fragment`): the preview remembers what
+    it drew for each guide between rebuilds."""
     macro = getattr(env.get_template("macros.html").module, name, None)
     if macro is None:
         raise TemplateRuntimeError(f"macros.html has no {name} macro ({user} uses it)")

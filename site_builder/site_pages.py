@@ -3,7 +3,7 @@
 The home page, the guides index, the tag pages, the Atom feed, the sitemap and the redirects
 are functions of the whole site. The preview remembers, for each guide that did not change,
 its card (guides index and tag pages) and its feed entry, so a rebuild draws only the
-changed guides' (see `remembered_fragment`).
+changed guides' (see `fragments`).
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from site_builder.claims import Verification
 from site_builder.config import BuildConfig
 from site_builder.deploy import plan_deploy, redirect_rules
 from site_builder.errors import InputError
+from site_builder.fragments import Fragment
 from site_builder.markdown import render_markdown
 from site_builder.models import Guide, Page, Site
 from site_builder.navigation import TagPage, family_groups, tag_pages
@@ -72,9 +73,7 @@ def render_site(
         intro = _markdown(site.settings.intro)
         latest = site.guides[:LATEST_ON_HOME]
         families = family_groups(site)
-        card = remembered_fragment(
-            cache, f"card {site_key}", template_macro(env, "guide_card", "guides.html")
-        )
+        card = Fragment(cache, f"card {site_key}", template_macro(env, "guide_card", "guides.html"))
         pages.append(
             render_page(env, "index.html", "home.html", common, intro=intro, latest=latest)
         )
@@ -91,14 +90,14 @@ def render_site(
         pages.extend(_alias_pages(env, site, common))
         pages.append(render_page(env, "404.html", "404.html", common))
         pages.append(render_page(env, "robots.txt", "robots.txt", common))
-        entry = partial(template_macro(env, "feed_entry", "atom.xml"), site)
+        feed_entry = partial(template_macro(env, "feed_entry", "atom.xml"), site)
         modified = remembered_fragment(cache, "modified", modified_at)
-        remembered = remembered_fragment(
+        entry = Fragment(
             cache,
             f"entry {site_key}",
-            lambda guide: entry(guide, published_at(guide), modified(guide)),
+            lambda guide: feed_entry(guide, published_at(guide), modified(guide)),
         )
-        pages.append(_feed(env, site, common, entry, remembered, modified))
+        pages.append(_feed(env, site, common, entry, modified))
         plan = plan_deploy(site, ["/" + page.path for page in pages])
         sitemap = sitemap_urls(site, tags, plan, cache)
         pages.append(render_page(env, "sitemap.xml", "sitemap.xml", common, entries=sitemap))
@@ -141,27 +140,16 @@ def _feed(
     env: Environment,
     site: Site,
     common: dict[str, Any],
-    entry: Any,
-    remembered: Callable[[Guide], Any],
+    entry: Fragment,
     modified: Callable[[Guide], datetime],
 ) -> Page:
     """Return the Atom feed: every guide, most recently changed first (`modified`: when a
-    guide last changed), each shown by `entry` (the `feed_entry` macro, given the site:
-    `entry(guide, published, modified)`); `remembered(guide)` is the same for the guide's
-    own times (the template asks `entry(guide, modified)`)."""
-    entries = sorted(
-        ((guide, modified(guide)) for guide in site.guides),
-        key=lambda item: (-item[1].timestamp(), item[0].slug),
-    )
-    updated = machine_time(entries[0][1]) if entries else "1970-01-01T00:00:00+00:00"
-
-    def shown(guide: Guide, when: datetime) -> Any:
-        if when is modified(guide):
-            return remembered(guide)
-        return entry(guide, published_at(guide), when)
-
+    guide last changed), each shown by `entry` (the `feed_entry` macro with the site and the
+    guide's times: the template shows `entry.each(entries)`)."""
+    entries = sorted(site.guides, key=lambda guide: (-modified(guide).timestamp(), guide.slug))
+    updated = machine_time(modified(entries[0])) if entries else "1970-01-01T00:00:00+00:00"
     return render_page(
-        env, "atom.xml", "atom.xml", common, entries=entries, updated=updated, entry=shown
+        env, "atom.xml", "atom.xml", common, entries=entries, updated=updated, entry=entry
     )
 
 

@@ -37,6 +37,7 @@ ORDER = [
     "assemble",
     "scaffold",
     "reuse",
+    "fragments",
     "stored_pages",
     "unchanged",
     "verify",
