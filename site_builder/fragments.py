@@ -49,7 +49,7 @@ class Fragment:
         if self.cache is None:
             return _joined(self.render(item, *args) for item in items)
         cache = self.cache
-        return Markup("\n".join(self._run(cache, run, args) for run in _runs(items)))
+        return Markup("\n".join(self._run(cache, run, args) for run in runs(items)))
 
     def _run(self, cache: BuildCache, run: list[Any], args: tuple[Hashable, ...]) -> Markup:
         """Return the run's fragments joined, as the last rebuild did for the same objects
@@ -83,7 +83,7 @@ class _Drawn:
         return held[1]
 
 
-def _runs(items: Iterable[Any]) -> Iterator[list[Any]]:
+def runs(items: Iterable[Any]) -> Iterator[list[Any]]:
     """Cut `items` into runs, each ending after an item whose identity says so (or at the
     end): the cuts move with the items, so one item more or less changes one run."""
     run: list[Any] = []

@@ -30,7 +30,7 @@ from site_builder.models import BuildReport, Page
 from site_builder.pipeline import build
 from site_builder.search import BUNDLE, SearchIndex
 from site_builder.served import ServedSite
-from site_builder.shard_cache import FILE_ENTRY, SHARD_ENTRY
+from site_builder.shard_cache import FILE_ENTRY, SHARD_ENTRY, HeldBundles
 from site_builder.watching import bursts
 from site_builder.workdirs import preview_folder
 
@@ -128,10 +128,8 @@ class Previewer:
     """Builds the project in memory; Pagefind works in one temporary folder."""
 
     def __init__(self, config: BuildConfig, log: Callable[[str], None]) -> None:
-        self.config = config
-        self.log = log
-        self.state = PreviewState()
-        self.workdir = preview_folder()
+        self.config, self.log = config, log
+        self.state, self.workdir = PreviewState(), preview_folder()
         self.cache = BuildCache(config.cache_dir, memory=True) if config.cache_dir else None
         self._lock = threading.Lock()
         self._indexing: SearchIndex | None = None
@@ -140,6 +138,7 @@ class Previewer:
         """Held while the indexer being run (`_indexing`, `_stopped`) is set or stopped."""
         self._indexers: list[threading.Thread] = []
         self.known = KnownFiles()  # what the last load read, for rebuilds told what changed
+        self.held = HeldBundles()  # the last search index, so an unchanged shard stays as is
 
     def rebuild(self, changed: Collection[str] | None = None) -> bool:
         """Build once and publish the site; then publish the checks' findings. `changed`: the
@@ -222,6 +221,7 @@ class Previewer:
                 stopped,
                 report.search_shard_pages,
                 cache,
+                self.held,
             )
         except OutputError as error:
             if not stopped.is_set():  # stopped: a newer rebuild indexes its own pages

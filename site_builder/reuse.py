@@ -22,6 +22,7 @@ from typing import Any, TypeVar
 
 from site_builder.cache import BuildCache, digest
 from site_builder.claims import ClaimCheck, Verification
+from site_builder.fragments import runs
 from site_builder.models import Guide, Site
 from site_builder.workers import run_each
 
@@ -154,8 +155,20 @@ def list_page_key(
     site_key: str, path: str, guides: Iterable[Guide], cache: BuildCache | None
 ) -> str:
     """Return the key of a page listing guides (a tag page): the site and every input of
-    each guide it lists."""
-    return digest("list", site_key, path, *(_guide_digest(guide, cache) for guide in guides))
+    each guide it lists. With a memory cache (the preview's), the digests of each run of
+    guides (`fragments.runs`) are joined once while its guides are the same objects."""
+    if cache is None or cache.memory is None:
+        listed = "".join(_guide_digest(guide, cache) for guide in guides)
+    else:
+        listed = "".join(_run_digests(run, cache) for run in runs(guides))
+    return digest("list", site_key, path, listed)
+
+
+def _run_digests(run: list[Guide], cache: BuildCache) -> str:
+    """Return the digests of a run of guides, joined; the last rebuild's for the same objects
+    (the memo keeps them alive, so their identities cannot pass to other objects)."""
+    key = ("run digests", tuple(map(id, run)))
+    return cache.reused(key, lambda: (run, "".join(_guide_digest(g, cache) for g in run)))[1]
 
 
 def _guide_digest(guide: Guide, cache: BuildCache | None) -> str:

@@ -29,13 +29,13 @@ import shutil
 import subprocess
 import sys
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 from site_builder.cache import BuildCache, digest
 from site_builder.errors import OutputError
 from site_builder.models import Page
-from site_builder.shard_cache import indexer_version, restored, store
+from site_builder.shard_cache import HeldBundles, indexer_version, restored, store
 from site_builder.workdirs import work_folder
 
 BUNDLE = "pagefind"
@@ -102,28 +102,34 @@ class SearchIndex:
         stopped: threading.Event | None = None,
         shard_pages: int = SHARD_PAGES,
         cache: BuildCache | None = None,
+        held: HeldBundles | None = None,
     ) -> None:
         """Write the pages Pagefind reads, in shards of at most about `shard_pages`, and start
-        indexing those `cache` has no bundle for; `stopped` set (by another thread) while the
-        pages are written ends the writing with an OutputError."""
+        indexing those neither `held` (the last bundles, in memory) nor `cache` has a bundle
+        for; `stopped` set (by another thread) while the pages are written ends the writing
+        with an OutputError."""
         try:
             self._folder = work_folder(out_dir, "search")
         except OSError as error:
             raise OutputError(BUNDLE, f"search index failed: {error.strerror or error}") from None
         self._process: subprocess.Popen[str] | None = None
-        self._cache = cache
+        self._cache, self._held = cache, held
+        self._contents = [page.content for page in pages]
         try:
             indexer = indexer_version()
-            self._bundles: list[Path] = []
+            self._bundles: dict[Path, str] = {}  # each shard's bundle folder, and its key
+            self._in_memory: dict[Path, dict[str, bytes]] = {}
             self._new: list[tuple[str, Path, Path]] = []  # (cache key, site, bundle) to index
             stop = stopped or threading.Event()
-            for shard, held in _sharded(pages, shard_pages).items():
+            for shard, listed in _sharded(pages, shard_pages).items():
                 bundle = self._folder / f"{BUNDLE}-{shard}"
-                self._bundles.append(bundle)
-                key = digest(indexer, language, *(_identity(page) for page in held))
-                if not restored(cache, key, bundle, stop):
+                key = digest(indexer, language, *(self._identity(page) for page in listed))
+                self._bundles[bundle] = key
+                if held is not None and key in held.bundles:
+                    self._in_memory[bundle] = held.bundles[key]
+                elif not restored(cache, key, bundle, stop):
                     site = self._folder / f"site-{shard}"
-                    _write_site(held, site, stop)
+                    _write_site(listed, site, stop)
                     self._new.append((key, site, bundle))
             if self._new:
                 sites, bundles = [site for _, site, _ in self._new], [b for *_, b in self._new]
@@ -147,21 +153,40 @@ class SearchIndex:
         """Wait for the indexer; return its bundle as pages under /pagefind/."""
         if self._new:
             self._wait()
-        first, *others = self._bundles
-        missing = [name for name in PROMISED if not (first / name).is_file()]
+        try:
+            bundles = [
+                self._in_memory[bundle] if bundle in self._in_memory else _bundle_files(bundle)
+                for bundle in self._bundles
+            ]
+        except OSError as error:
+            raise OutputError(BUNDLE, f"search index failed: {error.strerror or error}") from None
+        first, *others = bundles
+        missing = [name for name in PROMISED if name not in first]
         if missing:
             raise OutputError(BUNDLE, f"search index failed: the bundle has no {missing[0]}")
         for key, _, bundle in self._new:
             store(self._cache, key, bundle)
-        merged = [f"/{BUNDLE}/{SHARDS}/{number}/" for number in range(1, len(self._bundles))]
-        listed = json.dumps(merged).encode("utf-8")
-        try:
-            files = _bundle_pages(first, BUNDLE, lambda name: not name.startswith(UNUSED))
-            for number, bundle in enumerate(others, 1):
-                files += _bundle_pages(bundle, f"{BUNDLE}/{SHARDS}/{number}", _merged_part)
-        except OSError as error:
-            raise OutputError(BUNDLE, f"search index failed: {error.strerror or error}") from None
-        return sorted([*files, Page(f"{BUNDLE}/{SHARD_LIST}", listed)], key=lambda p: p.path)
+        if self._held is not None:
+            held = dict(zip(self._bundles.values(), bundles, strict=True))
+            self._held.keep(held, self._contents)
+        merged = [f"/{BUNDLE}/{SHARDS}/{number}/" for number in range(1, len(bundles))]
+        files = [Page(f"{BUNDLE}/{name}", data) for name, data in first.items()]
+        for number, bundle in enumerate(others, 1):
+            prefix = f"{BUNDLE}/{SHARDS}/{number}"
+            files += [
+                Page(f"{prefix}/{name}", data)
+                for name, data in bundle.items()
+                if _merged_part(name)
+            ]
+        files.append(Page(f"{BUNDLE}/{SHARD_LIST}", json.dumps(merged).encode("utf-8")))
+        return sorted(files, key=lambda p: p.path)
+
+    def _identity(self, page: Page) -> str:
+        """Return what a page's part of a shard's cache key is: its path and its bytes'
+        sha256 (remembered by `held` for the same bytes object)."""
+        if self._held is None:
+            return f"{page.path} {_sha256(page.content)}"
+        return f"{page.path} {self._held.identity(page.content, _sha256)}"
 
     def _wait(self) -> None:
         """Wait for the indexer to finish, or fail with what it said."""
@@ -205,9 +230,8 @@ def _sharded(pages: Sequence[Page], shard_pages: int) -> dict[int, list[Page]]:
     return dict(sorted(shards.items())) or {0: []}  # nothing to index: Pagefind says so
 
 
-def _identity(page: Page) -> str:
-    """Return what a page's part of a shard's cache key is: its path and its bytes' sha256."""
-    return f"{page.path} {hashlib.sha256(page.content).hexdigest()}"
+def _sha256(content: bytes) -> str:
+    return hashlib.sha256(content).hexdigest()
 
 
 def _write_site(pages: Sequence[Page], site: Path, stopped: threading.Event) -> None:
@@ -235,13 +259,13 @@ def _merged_part(name: str) -> bool:
     return name.startswith(_SHARD_PARTS) or name.endswith(".pf_meta")
 
 
-def _bundle_pages(bundle: Path, prefix: str, wanted: Callable[[str], bool]) -> list[Page]:
-    """Return the wanted files of one Pagefind bundle as pages under `prefix`."""
-    found = []
+def _bundle_files(bundle: Path) -> dict[str, bytes]:
+    """Return the files of one Pagefind bundle that pages may load, by name, in order."""
+    found = {}
     for path in sorted(bundle.rglob("*")):
         name = path.relative_to(bundle).as_posix()
-        if path.is_file() and wanted(name):
-            found.append(Page(f"{prefix}/{name}", path.read_bytes()))
+        if path.is_file() and not name.startswith(UNUSED):
+            found[name] = path.read_bytes()
     return found
 
 

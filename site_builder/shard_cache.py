@@ -1,5 +1,6 @@
 """A search shard's Pagefind bundle in the build cache: one entry lists its files, one
-entry holds each file, by content.
+entry holds each file, by content. The preview also holds the last bundles in memory
+(`HeldBundles`), so an unchanged shard is neither read back nor written again.
 
 The key (made by `search`) digests the shard's pages, the language and Pagefind's version.
 Every file read back is checked against its checksum; a damaged or partial entry means the
@@ -12,6 +13,7 @@ import hashlib
 import json
 import shutil
 import threading
+from collections.abc import Callable, Iterable
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path, PurePosixPath
 
@@ -31,6 +33,33 @@ def indexer_version() -> str:
         except PackageNotFoundError:
             continue
     return ", ".join(found)
+
+
+class HeldBundles:
+    """The bundles of the last index, in memory, for the next one (the preview's): each
+    shard's files by the shard's key, and each page's identity by its bytes object (the
+    preview's unchanged pages are the same objects from one rebuild to the next)."""
+
+    def __init__(self) -> None:
+        self.bundles: dict[str, dict[str, bytes]] = {}
+        self.identities: dict[int, tuple[bytes, str]] = {}
+
+    def identity(self, content: bytes, identify: Callable[[bytes], str]) -> str:
+        """Return `identify(content)`, once per bytes object while it is indexed (the memo
+        keeps it alive, so its identity cannot pass to another object)."""
+        held = self.identities.get(id(content))
+        if held is None:
+            held = self.identities[id(content)] = (content, identify(content))
+        return held[1]
+
+    def keep(self, bundles: dict[str, dict[str, bytes]], contents: Iterable[bytes]) -> None:
+        """Hold these bundles and the identities of these pages' bytes; drop the rest."""
+        self.bundles = bundles
+        self.identities = {
+            id(content): held
+            for content in contents
+            if (held := self.identities.get(id(content))) is not None
+        }
 
 
 def restored(

@@ -29,8 +29,10 @@ def _host(base_url: str) -> str:
     return (urlsplit(base_url).hostname or "").lower().removeprefix("www.")
 
 
+@lru_cache(maxsize=1 << 16)
 def page_key(url: str, base_url: str) -> str | None:
-    """Return the normal form of a URL on this site, or None for another site or a bad URL.
+    """Return the normal form of a URL on this site, or None for another site or a bad URL;
+    remembered (the preview asks for every guide's nearest pages on every rebuild).
 
     Scheme, host, case, query, fragment, `index.html`, dot segments, repeated slashes and a
     missing trailing slash are all normalised away; file paths (`/sitemap.xml`) keep their name.

@@ -187,21 +187,33 @@ def test_the_preview_indexes_only_the_changed_guides_shard_after_an_edit(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Its background indexer reads the other shards' bundles from the build cache (the
-    # rebuilds do not prune them), and serves what a cold build with drafts writes.
+    # rebuilds do not prune them) the first time, then holds them in memory; and it serves
+    # what a cold build with drafts writes.
     project = shard_project(tmp_path)
     launches = indexed_sites(monkeypatch)
+    restores: list[bool] = []
+    restore = search.restored
+    monkeypatch.setattr(
+        search, "restored", lambda *args: restores.append(restore(*args)) or restores[-1]
+    )
     lines: list[str] = []
     previewer = Previewer(BuildConfig.for_root(project.root), lines.append)
     try:
         assert previewer.rebuild(), lines
         assert len(launches) == 1 and len(launches[0]) == 4, launches
         prose = project.root / "content" / f"{EDITED}.md"
-        for line in ("One more line of prose.", "And another."):
+        read_back = []
+        for line in ("One more line of prose.", "And another.", "And a third."):
             prose.write_text(prose.read_text("utf-8") + f"\n{line}\n", "utf-8")
+            restores.clear()
             assert previewer.rebuild(), lines
             for indexer in previewer._indexers:
                 indexer.join(timeout=120)
-        assert launches[1:] == [[EDITED], [EDITED]], launches
+            read_back.append(list(restores))
+        assert launches[1:] == [[EDITED], [EDITED], [EDITED]], launches
+        # The unchanged shards come from the cache once, then from memory: the cache is
+        # asked only for the changed shard's bundle (which it does not have).
+        assert True in read_back[0] and read_back[1:] == [[False], [False]], read_back
         site = previewer.state.site
         assert site is not None
         served = {
