@@ -16,7 +16,7 @@ the others' are /pagefind/shards/N/ (their index alone: the reader's browser sea
 with the first one's WebAssembly), listed in /pagefind/shards.json for the search page to
 merge (Pagefind's `mergeIndex`). With a build cache, a shard whose pages did not change is
 not indexed again: its bundle is read back from the cache (one entry listing its files, one
-entry a file, by content).
+entry a file, by content) into memory, never written to the indexer's folder.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ from pathlib import Path
 from site_builder.cache import BuildCache, digest
 from site_builder.errors import OutputError
 from site_builder.models import Page
-from site_builder.shard_cache import HeldBundles, indexer_version, restored, store
+from site_builder.shard_cache import HeldBundles, cached_bundle, indexer_version, store
 from site_builder.workdirs import work_folder
 
 BUNDLE = "pagefind"
@@ -125,12 +125,18 @@ class SearchIndex:
                 bundle = self._folder / f"{BUNDLE}-{shard}"
                 key = digest(indexer, language, *(self._identity(page) for page in listed))
                 self._bundles[bundle] = key
-                if held is not None and key in held.bundles:
-                    self._in_memory[bundle] = held.bundles[key]
-                elif not restored(cache, key, bundle, stop):
+                if stop.is_set():
+                    raise OSError(errno.ECANCELED, "stopped before the pages were written")
+                files = held.bundles.get(key) if held is not None else None
+                files = files if files is not None else cached_bundle(cache, key)
+                if files is None:
                     site = self._folder / f"site-{shard}"
                     _write_site(listed, site, stop)
                     self._new.append((key, site, bundle))
+                    continue
+                self._in_memory[bundle] = _usable(files)
+                if held is not None:  # at once: a newer rebuild may stop this index
+                    held.bundles[key] = self._in_memory[bundle]
             if self._new:
                 sites, bundles = [site for _, site, _ in self._new], [b for *_, b in self._new]
                 self._process = subprocess.Popen(
@@ -263,10 +269,14 @@ def _bundle_files(bundle: Path) -> dict[str, bytes]:
     """Return the files of one Pagefind bundle that pages may load, by name, in order."""
     found = {}
     for path in sorted(bundle.rglob("*")):
-        name = path.relative_to(bundle).as_posix()
-        if path.is_file() and not name.startswith(UNUSED):
-            found[name] = path.read_bytes()
-    return found
+        if path.is_file():
+            found[path.relative_to(bundle).as_posix()] = path.read_bytes()
+    return _usable(found)
+
+
+def _usable(files: dict[str, bytes]) -> dict[str, bytes]:
+    """Return the files of a bundle that pages may load (not the UI no page uses)."""
+    return {name: data for name, data in files.items() if not name.startswith(UNUSED)}
 
 
 def _command(sites: Sequence[Path], bundles: Sequence[Path], language: str) -> list[str]:

@@ -1,6 +1,6 @@
 """A search shard's Pagefind bundle in the build cache: one entry lists its files, one
 entry holds each file, by content. The preview also holds the last bundles in memory
-(`HeldBundles`), so an unchanged shard is neither read back nor written again.
+(`HeldBundles`), so an unchanged shard is not even read back from the cache.
 
 The key (made by `search`) digests the shard's pages, the language and Pagefind's version.
 Every file read back is checked against its checksum; a damaged or partial entry means the
@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import shutil
-import threading
 from collections.abc import Callable, Iterable
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path, PurePosixPath
@@ -62,30 +60,22 @@ class HeldBundles:
         }
 
 
-def restored(
-    cache: BuildCache | None, key: str, bundle: Path, stopped: threading.Event | None = None
-) -> bool:
-    """Write the bundle `cache` holds for a shard's pages into `bundle`; whether it held one
-    (not if `stopped` was set, by another thread, while it was written)."""
+def cached_bundle(cache: BuildCache | None, key: str) -> dict[str, bytes] | None:
+    """Return the files of the bundle `cache` holds for a shard's pages, by name in the
+    bundle, in order; None if it holds none, or a damaged or partial one."""
     listed = cache.read(SHARD_ENTRY, key) if cache is not None else None
     if cache is None or listed is None:
-        return False
+        return None
     try:
         names = json.loads(listed)
         if any(".." in PurePosixPath(name).parts or name.startswith("/") for name, _ in names):
-            raise ValueError("a name leaves the bundle")
-        files = [(bundle / name, cache.read(FILE_ENTRY, file)) for name, file in names]
-        if any(data is None for _, data in files):
-            raise ValueError("a file of the bundle is missing")
-        for path, data in files:
-            if stopped is not None and stopped.is_set():
-                raise ValueError("stopped before the bundle was written")
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_bytes(data)  # type: ignore[arg-type]
-    except (OSError, ValueError, TypeError):  # a damaged entry: index the shard again
-        shutil.rmtree(bundle, ignore_errors=True)
-        return False
-    return True
+            return None  # a name that leaves the bundle
+        files = {name: cache.read(FILE_ENTRY, file) for name, file in sorted(names)}
+    except (ValueError, TypeError):
+        return None
+    if any(data is None for data in files.values()):
+        return None
+    return files  # type: ignore[return-value]
 
 
 def store(cache: BuildCache | None, key: str, bundle: Path) -> None:

@@ -9,7 +9,6 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
-import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -192,10 +191,13 @@ def test_the_preview_indexes_only_the_changed_guides_shard_after_an_edit(
     project = shard_project(tmp_path)
     launches = indexed_sites(monkeypatch)
     restores: list[bool] = []
-    restore = search.restored
-    monkeypatch.setattr(
-        search, "restored", lambda *args: restores.append(restore(*args)) or restores[-1]
-    )
+    read = search.cached_bundle
+
+    def cached_bundle(*args: Any) -> dict[str, bytes] | None:
+        restores.append(read(*args) is not None)
+        return read(*args)
+
+    monkeypatch.setattr(search, "cached_bundle", cached_bundle)
     lines: list[str] = []
     previewer = Previewer(BuildConfig.for_root(project.root), lines.append)
     try:
@@ -229,15 +231,19 @@ def test_the_preview_indexes_only_the_changed_guides_shard_after_an_edit(
     assert served == {path: sha for path, sha in cold.items() if path.startswith("pagefind/")}
 
 
-def test_a_restore_stopped_by_a_newer_rebuild_leaves_no_bundle(tmp_path: Path) -> None:
+def test_a_cached_bundle_is_read_back_whole_or_not_at_all(tmp_path: Path) -> None:
     project = shard_project(tmp_path)
     build(BuildConfig.for_root(project.root))
     cache = BuildCache(project.root / ".cache")
     keys = sorted(path.name for path in cache.folder.glob(f"{shard_cache.SHARD_ENTRY}/*"))
     assert len(keys) > 1  # one entry a shard with pages
-    stopped = threading.Event()
-    stopped.set()
-    assert not shard_cache.restored(cache, keys[0], tmp_path / "stopped", stopped)
-    assert not (tmp_path / "stopped").exists()
-    assert shard_cache.restored(cache, keys[0], tmp_path / "whole", threading.Event())
-    assert (tmp_path / "whole" / "pagefind-entry.json").is_file()
+    files = shard_cache.cached_bundle(cache, keys[0])
+    assert files is not None and "pagefind-entry.json" in files
+    assert list(files) == sorted(files)
+    entry = cache.read(shard_cache.SHARD_ENTRY, keys[1])
+    assert entry is not None
+    names = json.loads(entry)
+    cache.write(shard_cache.SHARD_ENTRY, keys[1], json.dumps([["../x", names[0][1]]]).encode())
+    assert shard_cache.cached_bundle(cache, keys[1]) is None  # a name leaving the bundle
+    damage_the_bundle_files(project)
+    assert shard_cache.cached_bundle(cache, keys[0]) is None  # a file failing its checksum
