@@ -19,7 +19,6 @@ import shutil
 import threading
 import time
 from collections.abc import Callable, Collection
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from site_builder.cache import BuildCache
@@ -28,100 +27,19 @@ from site_builder.errors import BuilderError, InputError, OutputError
 from site_builder.listing import KnownFiles
 from site_builder.models import BuildReport, Page
 from site_builder.pipeline import build
+from site_builder.preview_state import PreviewState
 from site_builder.search import BUNDLE, SearchIndex
 from site_builder.served import ServedSite
 from site_builder.shard_cache import FILE_ENTRY, SHARD_ENTRY, HeldBundles
 from site_builder.watching import bursts
 from site_builder.workdirs import preview_folder
 
-ASSETS = "assets"
-ASSET_GRACE_SECONDS = 60.0
-"""Keep a replaced site this long, so pages of it still loading can fetch its assets."""
 LISTED_BURST = 1000
 """A burst naming more paths (a checkout, a copy) has every folder listed again: the kernel
 may have dropped some of so many events."""
 TABS_SECONDS = 1.0
 """The longest the checks and the search index wait for open tabs to show a new site: they
 take the CPU (and the interpreter) the reloading tabs' requests need."""
-
-
-@dataclass
-class PreviewState:
-    """What the server shows: the current site, its version, and the last build error."""
-
-    site: ServedSite | None = None
-    version: int = 0
-    errors: tuple[str, ...] = ()
-    warnings: tuple[tuple[str, str], ...] = ()
-    """Unacknowledged warnings of the site being served: (the page each is about, its line)."""
-    retired: tuple[tuple[ServedSite, float], ...] = ()
-    """The assets of the sites served before the current one, newest first, each with the
-    time (`time.monotonic`) it was replaced; only those replaced within ASSET_GRACE_SECONDS."""
-    tabs: int = 0
-    """Open tabs: live-reload streams opened by a page (it names its version), not yet told
-    to reload."""
-    awaited: int = 0
-    """How many tabs the last reload told to reload."""
-    returned: int = 0
-    """How many tabs came back (a page of the current version opened its stream) since."""
-    changed: threading.Condition = field(default_factory=threading.Condition)
-
-    def publish(
-        self,
-        site: ServedSite | None,
-        errors: tuple[str, ...],
-        warnings: tuple[tuple[str, str], ...] = (),
-        *,
-        reload: bool = True,
-    ) -> None:
-        """Switch to a new site (or keep the old one with errors) and wake every waiting tab;
-        without `reload`, switch to a site whose pages are the same (a new search index)."""
-        with self.changed:
-            if site is not None and self.site is not None and site is not self.site:
-                now = time.monotonic()
-                kept = [(old, at) for old, at in self.retired if now - at < ASSET_GRACE_SECONDS]
-                self.retired = ((self.site.under(ASSETS), now), *kept)
-            if site is not None:
-                self.site = site
-                self.warnings = warnings
-            if not reload:
-                return
-            if site is None and errors == self.errors:
-                return
-            self.errors = errors
-            self.version += 1
-            self.awaited, self.returned = self.tabs, 0
-            self.changed.notify_all()
-
-    def wait(self, version: int, timeout: float) -> int:
-        """Block until the version differs from `version` or the timeout passes; return it."""
-        with self.changed:
-            self.changed.wait_for(lambda: self.version != version, timeout=timeout)
-            return self.version
-
-    def tab_opened(self, version: int) -> None:
-        """Count a tab's live-reload stream, showing `version`."""
-        with self.changed:
-            self.tabs += 1
-            if version == self.version:
-                self.returned += 1
-                self.changed.notify_all()
-
-    def tab_told(self) -> None:
-        """Stop counting a tab's stream once it was told to reload (or closed)."""
-        with self.changed:
-            self.tabs -= 1
-
-    def wait_for_tabs(self, timeout: float) -> bool:
-        """Block until every tab the last reload told to reload came back with the current
-        version, or the timeout passes; return whether they all did."""
-        with self.changed:
-            return self.changed.wait_for(lambda: self.returned >= self.awaited, timeout=timeout)
-
-    def recent(self) -> tuple[ServedSite, ...]:
-        """Return the sites replaced within the last ASSET_GRACE_SECONDS, newest first."""
-        now = time.monotonic()
-        return tuple(site for site, at in self.retired if now - at < ASSET_GRACE_SECONDS)
 
 
 class Previewer:
@@ -139,6 +57,9 @@ class Previewer:
         self._indexers: list[threading.Thread] = []
         self.known = KnownFiles()  # what the last load read, for rebuilds told what changed
         self.held = HeldBundles()  # the last search index, so an unchanged shard stays as is
+        self.idle = threading.Event()
+        """Set while no rebuild renders: a stopped indexer removes its folder only then."""
+        self.idle.set()
 
     def rebuild(self, changed: Collection[str] | None = None) -> bool:
         """Build once and publish the site; then publish the checks' findings. `changed`: the
@@ -150,6 +71,7 @@ class Previewer:
         Python's cycle collector waits until the tabs show the new site (a full collection of
         a 1,000-guide site's objects takes about 0.3 s).
         """
+        self.idle.clear()
         self._stop_indexing(wait=False)  # a stopped indexer cleans up on its own thread
         with self._lock:
             self.known.saw(changed)
@@ -169,6 +91,7 @@ class Previewer:
                 self.state.publish(site, (), self.state.warnings)
                 shown.append(time.perf_counter() - started)
                 self.state.wait_for_tabs(TABS_SECONDS)  # the tabs load before the checks run
+                self.idle.set()
                 if collecting:
                     gc.enable()
                 self._index_later(site, report)
@@ -178,6 +101,7 @@ class Previewer:
                     self.config, self.workdir, self.cache, self.known, last is None, serve
                 )
             finally:
+                self.idle.set()
                 if collecting:
                     gc.enable()
                 if self.cache is not None:
@@ -222,6 +146,7 @@ class Previewer:
                 report.search_shard_pages,
                 cache,
                 self.held,
+                self.idle,
             )
         except OutputError as error:
             if not stopped.is_set():  # stopped: a newer rebuild indexes its own pages
@@ -266,6 +191,7 @@ class Previewer:
 
     def close(self) -> None:
         """Stop indexing and remove the preview's temporary folder."""
+        self.idle.set()
         self._stop_indexing()
         shutil.rmtree(self.workdir, ignore_errors=True)
 

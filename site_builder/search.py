@@ -42,6 +42,8 @@ BUNDLE = "pagefind"
 UNUSED = ("pagefind-component-ui.", "pagefind-modular-ui.", "pagefind-highlight.js")
 """Parts of the bundle no page loads; leaving them out keeps the site smaller."""
 TIMEOUT_SECONDS = 600
+IDLE_WAIT_SECONDS = 60.0
+"""The longest a stopped index waits for `idle` before removing its folder anyway."""
 PROMISED = ("pagefind-entry.json", "pagefind-ui.css", "pagefind-ui.js", "pagefind.js")
 """Bundle files with fixed names: pages may link them before the indexer has finished."""
 SHARD_PAGES = 1000
@@ -103,17 +105,21 @@ class SearchIndex:
         shard_pages: int = SHARD_PAGES,
         cache: BuildCache | None = None,
         held: HeldBundles | None = None,
+        idle: threading.Event | None = None,
     ) -> None:
         """Write the pages Pagefind reads, in shards of at most about `shard_pages`, and start
         indexing those neither `held` (the last bundles, in memory) nor `cache` has a bundle
         for; `stopped` set (by another thread) while the pages are written ends the writing
-        with an OutputError."""
+        with an OutputError. Once `stopped`, the index removes its folder only when `idle` is
+        set (the preview's: no rebuild is rendering), so the removal of thousands of files
+        does not slow the rebuild that stopped it."""
         try:
             self._folder = work_folder(out_dir, "search")
         except OSError as error:
             raise OutputError(BUNDLE, f"search index failed: {error.strerror or error}") from None
         self._process: subprocess.Popen[str] | None = None
         self._cache, self._held = cache, held
+        self._stopped, self._idle = stopped, idle
         self._contents = [page.content for page in pages]
         try:
             indexer = indexer_version()
@@ -218,6 +224,8 @@ class SearchIndex:
         if self._process is not None and self._process.poll() is None:
             self._process.kill()
             self._process.communicate()
+        if self._stopped is not None and self._stopped.is_set() and self._idle is not None:
+            self._idle.wait(IDLE_WAIT_SECONDS)
         shutil.rmtree(self._folder, ignore_errors=True)
 
 

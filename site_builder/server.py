@@ -24,7 +24,7 @@ from http import HTTPStatus
 from http.client import HTTPMessage
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-from site_builder.preview import PreviewState
+from site_builder.preview_state import PreviewState
 
 LISTEN_BACKLOG = 1024
 """Connections the kernel queues before the server accepts them."""

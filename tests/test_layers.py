@@ -73,6 +73,7 @@ ORDER = [
     "pipeline",
     "served",
     "watching",
+    "preview_state",
     "preview",
     "server",
     "serve",

@@ -9,7 +9,9 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
+import threading
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +20,7 @@ import pytest
 from site_builder import search, shard_cache
 from site_builder.cache import BuildCache
 from site_builder.config import BuildConfig
+from site_builder.errors import OutputError
 from site_builder.pipeline import build
 from site_builder.preview import Previewer
 from tests.conftest import Project, copy_project, tree_digest
@@ -247,3 +250,36 @@ def test_a_cached_bundle_is_read_back_whole_or_not_at_all(tmp_path: Path) -> Non
     assert shard_cache.cached_bundle(cache, keys[1]) is None  # a name leaving the bundle
     damage_the_bundle_files(project)
     assert shard_cache.cached_bundle(cache, keys[0]) is None  # a file failing its checksum
+
+
+def test_a_stopped_index_keeps_what_it_read_and_leaves_its_folder_until_idle(
+    tmp_path: Path,
+) -> None:
+    # The preview stops its indexer on every save; the bundles it already read from the
+    # cache stay held for the next one, and its folder (thousands of files at 10,000
+    # guides) is removed only once the rebuild that stopped it has shown its site.
+    project = shard_project(tmp_path)
+    report = build(BuildConfig.for_root(project.root))
+    cache = BuildCache(project.root / ".cache")
+    pages = [
+        replace(page, content=page.content + b"<!-- changed -->")
+        if f"/{EDITED}/" in f"/{page.path}"
+        else page
+        for page in report.pages
+    ]
+    held, stopped, idle = shard_cache.HeldBundles(), threading.Event(), threading.Event()
+    out = tmp_path / "preview" / "site"
+    index = search.SearchIndex(pages, report.language, out, stopped, 1, cache, held, idle)
+    shards = len(json.loads((project.out / "pagefind" / "shards.json").read_bytes())) + 1
+    assert len(held.bundles) == shards - 1  # every shard but the changed guide's
+    stopped.set()
+    index.stop()
+    with pytest.raises(OutputError):
+        index.pages()
+    closing = threading.Thread(target=index.close)
+    closing.start()
+    closing.join(timeout=0.5)
+    assert closing.is_alive() and list(out.parent.glob(".site.search-*"))
+    idle.set()
+    closing.join(timeout=30)
+    assert not closing.is_alive() and not list(out.parent.glob(".site.search-*"))
