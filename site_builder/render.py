@@ -29,10 +29,10 @@ from site_builder.errors import BuilderError, InputError
 from site_builder.humanize import humanize_slug
 from site_builder.models import Page, Site
 from site_builder.navigation import SiteNavigation, navigation_of
+from site_builder.page_keys import guide_page_keys
 from site_builder.pageview import PageView, link_target, page_view
 from site_builder.reuse import (
     folder_digest,
-    guide_page_key,
     site_digest,
 )
 from site_builder.scan import scanned_guide_page
@@ -157,12 +157,11 @@ def guide_pages(
     guides = site.guides
     if cache and every_guide:
         site_key = site_digest(site, templates_key, every_guide=True)
+    keys = guide_page_keys(guides, site_key, navigation, cache)
     return reused_pages(
         cache,
         len(guides),
-        lambda index: guide_page_key(
-            guides[index], site_key, navigation.shown(guides[index]), cache
-        ),
+        keys.__getitem__,
         guide_page,
         lambda index, page: scanned_guide_page(page, guides[index], site.settings.base_url),
         config.jobs,

@@ -129,26 +129,17 @@ def guide_page_key(
     guide: Guide, site_key: str, shown: Iterable[Guide], cache: BuildCache | None
 ) -> str:
     """Return the key of one guide page's HTML: the guide, the site, and the guides it shows
-    (newer, older, related, the nearest pages of its overlap audit). With a memory cache
-    (the preview's), the last rebuild's key while the guide and those it shows are the same
-    objects (the memo keeps them alive, so their identities cannot pass to other objects)."""
-    shown = tuple(shown)
-
-    def key() -> str:
-        return digest(
-            "page",
-            site_key,
-            summary_text(guide, cache),
-            record_digest(guide, cache),
-            guide.body,
-            str(guide.body_line),
-            *(summary_text(other, cache) for other in shown),
-        )
-
-    if cache is None or cache.memory is None:
-        return key()
-    memo = ("page key", site_key, id(guide), *map(id, shown))
-    return cache.reused(memo, lambda: (guide, shown, key()))[2]
+    (newer, older, related, the nearest pages of its overlap audit). The preview keeps these
+    keys between rebuilds (`page_keys`)."""
+    return digest(
+        "page",
+        site_key,
+        summary_text(guide, cache),
+        record_digest(guide, cache),
+        guide.body,
+        str(guide.body_line),
+        *(summary_text(other, cache) for other in shown),
+    )
 
 
 def list_page_key(

@@ -52,6 +52,7 @@ ORDER = [
     "markdown",
     "pageview",
     "navigation",
+    "page_keys",
     "structured",
     "deploy",
     "scan",
