@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import date, datetime
+from functools import cached_property
 from typing import Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict
@@ -153,9 +154,10 @@ class Guide:
         """The file an editor changes for this guide: its prose, else its record."""
         return self.doc_source or self.evidence.source
 
-    @property
+    @cached_property
     def url(self) -> str:
-        """Site-relative URL of the guide."""
+        """Site-relative URL of the guide (made once per guide: every pass over the site
+        asks)."""
         return f"/guides/{self.slug}/"
 
     @property

@@ -7,6 +7,7 @@ classifications by what the reader does next, read from the classification's wor
 
 from __future__ import annotations
 
+import copy
 import re
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
@@ -23,6 +24,10 @@ RELATED_LIMIT = 3
 OTHER = Family(
     name="Other verdicts", anchor="other", summary="Verdicts that name no adoption step.", words=()
 )
+
+
+Layout = tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...]
+"""Each guide's slug, tags and nearest pages, in index order (`site_layout`)."""
 
 
 @dataclass(frozen=True)
@@ -79,8 +84,13 @@ def family_groups(site: Site) -> tuple[FamilyGroup, ...]:
     """Return the non-empty verdict families of the vocabulary, in its order, with their guides."""
     families = site.vocabulary.families if site.vocabulary else ()
     members: list[list[Guide]] = [[] for _ in (*families, OTHER)]
+    found: dict[str, list[Guide]] = {}  # by verdict: hashing `families` once a verdict
     for guide in site.guides:
-        members[_family_index(guide.evidence.verdict, families)].append(guide)
+        verdict = guide.evidence.verdict
+        group = found.get(verdict)
+        if group is None:
+            group = found[verdict] = members[_family_index(verdict, families)]
+        group.append(guide)
     return tuple(
         FamilyGroup(family, tuple(guides))
         for family, guides in zip((*families, OTHER), members, strict=True)
@@ -141,11 +151,16 @@ class SiteNavigation:
         return Neighbours(newer, older, tuple(order[other] for other in self.related[index]))
 
     @cached_property
-    def layout(self) -> tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...]:
-        """Return what related guides are chosen from: each guide's slug, tags and nearest
-        pages, in index order."""
-        site = self.site
-        return tuple((g.slug, g.tags, tuple(nearest_keys(g, site))) for g in site.guides)
+    def layout(self) -> Layout:
+        """Return what related guides are chosen from (`site_layout`)."""
+        return site_layout(self.site)
+
+    def moved_to(self, site: Site) -> SiteNavigation:
+        """Return this navigation for `site`, whose layout is this one's: the same indexes
+        and related guides (positions, not guides, so they hold for the new guides)."""
+        navigation = copy.copy(self)
+        navigation.site = site
+        return navigation
 
     def _related(self, guide: Guide, index: int) -> tuple[int, ...]:
         """Score every candidate at once: guides sharing a topic (counted in one pass over the
@@ -186,11 +201,20 @@ def navigation_of(site: Site) -> SiteNavigation:
     as most of the preview's are), its related guides are kept."""
     if _LAST and _LAST[0][0] is site:
         return _LAST[0][1]
-    navigation = SiteNavigation(site)
-    if _LAST and _LAST[0][1].layout == navigation.layout:
-        navigation.related = _LAST[0][1].related
+    layout = site_layout(site)
+    if _LAST and _LAST[0][1].layout == layout:
+        navigation = _LAST[0][1].moved_to(site)
+    else:
+        navigation = SiteNavigation(site)
+        navigation.__dict__["layout"] = layout  # what the cached property would compute
     _LAST[:] = [(site, navigation)]
     return navigation
+
+
+def site_layout(site: Site) -> Layout:
+    """Return each guide's slug, tags and nearest pages, in index order: what the related
+    guides are chosen from."""
+    return tuple((g.slug, g.tags, tuple(nearest_keys(g, site))) for g in site.guides)
 
 
 def nearest_keys(guide: Guide, site: Site) -> list[str]:
