@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
-import tempfile
+import threading
 import time
 from collections import defaultdict
 from collections.abc import Callable, Hashable
@@ -55,6 +55,8 @@ class BuildCache:
         self._kept_before: dict[Hashable, Any] = {}
         self._pending: list[tuple[str, str, bytes | Callable[[], bytes]]] = []
         self._retired: list[dict[Hashable, Any]] = []
+        self._folders: set[str] = set()
+        """The kinds whose folder this cache has made or written to."""
 
     def begin(self) -> None:
         """Start counting what one build uses. What the build before last kept is let go by
@@ -160,13 +162,18 @@ class BuildCache:
 
     def _store(self, kind: str, key: str, payload: bytes) -> None:
         path = self._path(kind, key)
+        # Named for this process and thread, so no other writer can be writing the same
+        # temporary file (one left by a killed process of the same id is overwritten).
+        temporary = path.parent / f".tmp-{os.getpid()}-{threading.get_ident()}"
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            handle, temporary = tempfile.mkstemp(prefix=".tmp-", dir=path.parent)
-            with os.fdopen(handle, "wb") as file:
+            if kind not in self._folders:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                self._folders.add(kind)
+            with open(temporary, "wb", opener=_private) as file:
                 file.write(hashlib.sha256(payload).hexdigest().encode("ascii") + b"\n" + payload)
             os.replace(temporary, path)
         except OSError:
+            self._folders.discard(kind)
             return
 
     def prune(self, kind: str, keep_factor: int = 2) -> None:
@@ -188,6 +195,11 @@ class BuildCache:
 
     def _path(self, kind: str, key: str) -> Path:
         return self.folder / kind / key
+
+
+def _private(path: str, flags: int) -> int:
+    """Open a temporary entry for this user alone, never through a symlink."""
+    return os.open(path, flags | os.O_NOFOLLOW, 0o600)
 
 
 def _older_than(path: Path, seconds: float) -> bool:

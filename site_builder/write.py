@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import shutil
 import signal
+import stat
 import tempfile
 import threading
 from collections.abc import Iterator, Sequence
@@ -57,9 +58,11 @@ class StagedSite:
             shutil.rmtree(self._staging, ignore_errors=True)
 
     def add(self, pages: Sequence[Page]) -> None:
-        """Write more pages into the staging folder."""
+        """Write more pages into the staging folder (a page the site it replaces already has,
+        byte for byte, is linked from it)."""
+        previous = self.out_dir if self.out_dir.is_dir() else None
         try:
-            write_tree(pages, self._staging)
+            write_tree(pages, self._staging, previous)
         except OSError as error:
             message = f"cannot write the site: {error.strerror or error}"
             raise OutputError(self.out_dir, message) from None
@@ -74,20 +77,48 @@ class StagedSite:
         self._published = True
 
 
-def write_tree(pages: Sequence[Page], folder: Path) -> None:
-    """Write every page under `folder` (which must exist)."""
+def write_tree(pages: Sequence[Page], folder: Path, previous: Path | None = None) -> None:
+    """Write every page under `folder` (a new folder, which must exist). A page whose bytes
+    the file at its path under `previous` (the site being replaced) already holds is
+    hard-linked from there: on this project's disks creating a file costs about 15 times
+    what linking one does, and a build after one edit rewrites almost nothing."""
     root = folder.resolve()
     made = {root}
     for page in pages:
-        target = (root / page.path).resolve()
-        if not target.is_relative_to(root):
+        name = os.path.normpath(page.path)
+        if os.path.isabs(name) or name == os.pardir or name.startswith(os.pardir + os.sep):
             raise OSError(f"page path {page.path!r} leaves the output folder")
+        target = root / name
         if target.parent not in made:
             target.parent.mkdir(parents=True, exist_ok=True)
             made.update(target.parent.parents)
             made.add(target.parent)
-        target.write_bytes(page.content)
+        if previous is None or not _linked(previous, name, page.content, target):
+            target.write_bytes(page.content)
     os.chmod(root, 0o755)
+
+
+def _linked(previous: Path, name: str, content: bytes, target: Path) -> bool:
+    """Hard-link `target` to the file `name` under `previous` if that is a regular file
+    inside it holding exactly `content`; return whether it did."""
+    source = previous / name
+    try:
+        if os.path.realpath(source) != str(source):
+            return False  # a symlink on the way: never link to what it points at
+        with open(source, "rb", opener=_no_follow) as file:
+            info = os.fstat(file.fileno())
+            if not stat.S_ISREG(info.st_mode) or info.st_size != len(content):
+                return False
+            if file.read() != content:
+                return False
+        os.link(source, target, follow_symlinks=False)
+    except OSError:
+        return False
+    return True
+
+
+def _no_follow(path: str, flags: int) -> int:
+    return os.open(path, flags | os.O_NOFOLLOW)
 
 
 def _swap(staging: Path, out_dir: Path) -> None:

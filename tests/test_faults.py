@@ -64,6 +64,14 @@ def built(pristine: tuple[Project, dict[str, str]], tmp_path: Path) -> Project:
     return project
 
 
+def outdated(site: Path) -> None:
+    """Make every file of the built site in `site` differ from what a build writes, so the
+    next build writes each one (it links the files the site it replaces already holds)."""
+    for path in site.rglob("*"):
+        if path.is_file():
+            path.write_bytes(path.read_bytes() + b"\n")
+
+
 def leftovers(folder: Path) -> list[str]:
     """Staging or old-output folders the writer left in `folder`."""
     return sorted(p.name for p in folder.iterdir() if ".staging-" in p.name or ".old-" in p.name)
@@ -681,6 +689,7 @@ def test_output_failure_keeps_the_previous_site(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     target, nth, error, fragment = OUTPUT_CASES[case]
+    outdated(built.out)
     before = tree_digest(built.out)
     capsys.readouterr()
     code, injected = run_in_process(built, monkeypatch, target, nth, error())
@@ -702,6 +711,7 @@ def test_output_failure_keeps_the_previous_site(
 def test_ctrl_c_while_writing_keeps_the_previous_site(
     built: Project, after: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    outdated(built.out)
     before = tree_digest(built.out)
     code, _ = run_in_process(built, monkeypatch, "write_bytes", after + 1, KeyboardInterrupt())
     assert code == 130  # Stopped: the site was not written
@@ -752,6 +762,7 @@ def test_disk_full_into_a_separate_out_folder_keeps_it(
 ) -> None:
     out = tmp_path / "elsewhere" / "public"
     assert main(["--root", str(built.root), "--out", str(out), "--quiet"]) == 0
+    outdated(out)
     before = tree_digest(out)
     code, _ = run_in_process(built, monkeypatch, "write_bytes", 4, enospc(), out=out)
     assert code == 1

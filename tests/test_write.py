@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -62,3 +63,50 @@ def test_refuses_to_replace_a_folder_holding_inputs(tmp_path: Path) -> None:
         with pytest.raises(OutputError, match="holds build inputs"):
             write_site(pages("x"), target, inputs=(records,))
     assert (records / "a.json").read_text() == "{}"
+
+
+def test_a_file_the_previous_site_already_holds_is_linked_not_written_again(
+    tmp_path: Path,
+) -> None:
+    out = tmp_path / "_site"
+    write_site([*pages("same"), Page("changed.html", b"old")], out)
+    inodes = {path.relative_to(out).as_posix(): path.stat().st_ino for path in out.rglob("*.html")}
+    write_site([*pages("same"), Page("changed.html", b"new")], out)
+    assert (out / "index.html").stat().st_ino == inodes["index.html"]  # linked, not rewritten
+    assert (out / "guides/a/index.html").stat().st_ino == inodes["guides/a/index.html"]
+    assert (out / "index.html").stat().st_nlink == 1  # the old site is gone
+    assert (out / "changed.html").stat().st_ino != inodes["changed.html"]
+    assert (out / "changed.html").read_bytes() == b"new"
+
+
+def test_a_symlink_in_the_previous_site_is_never_linked_through(tmp_path: Path) -> None:
+    outside = tmp_path / "outside.html"
+    outside.write_bytes(b"same")
+    out = tmp_path / "_site"
+    write_site(pages("same"), out)
+    (out / "index.html").unlink()
+    (out / "index.html").symlink_to(outside)
+    (out / "guides").rename(tmp_path / "guides-real")
+    (out / "guides").symlink_to(tmp_path / "guides-real")
+    write_site(pages("same"), out)
+    for name in ("index.html", "guides/a/index.html"):
+        written = out / name
+        assert not written.is_symlink() and not written.parent.is_symlink()
+        assert written.stat().st_nlink == 1, f"{name} shares its file with one outside the site"
+        assert written.read_bytes() == b"same"
+    assert outside.stat().st_nlink == 1
+
+
+def test_a_file_that_cannot_be_linked_is_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    out = tmp_path / "_site"
+    write_site(pages("same"), out)
+
+    def cross_device(*args: object, **kwargs: object) -> None:
+        raise OSError(18, "Invalid cross-device link")
+
+    monkeypatch.setattr(os, "link", cross_device)
+    write_site(pages("same"), out)
+    for name in ("index.html", "guides/a/index.html"):
+        assert (out / name).read_bytes() == b"same"
