@@ -281,6 +281,8 @@ class BuildReport:
     """What a build produced: the pages (written unless auditing) and the findings."""
 
     pages: tuple[Page, ...]
+    """The site's files; those of a build that found nothing changed (`unchanged`) carry no
+    bytes: they are in the output folder."""
     findings: tuple[Finding, ...]
     guides: int
     """Guides written (or, for an audit, that a deploy would write)."""

@@ -35,12 +35,14 @@ def inputs_key(config: BuildConfig) -> str:
         str(config.include_drafts),
         str(config.production),
     ]
+    root = os.fspath(config.root)
     for folder in config.input_dirs:
-        for path in _files(folder):
+        for path in _files(os.fspath(folder)):
             try:
-                parts += [path.relative_to(config.root).as_posix(), path.read_bytes()]
+                with open(path, "rb") as file:
+                    parts += [os.path.relpath(path, root), file.read()]
             except OSError:
-                parts += [path.as_posix(), "unreadable"]
+                parts += [path, "unreadable"]
     return digest(*parts)
 
 
@@ -54,7 +56,8 @@ def remembered(cache: BuildCache, key: str, out_dir: Path) -> BuildReport | None
         raw = json.loads(head)
         if _manifest(out_dir) != {path: tuple(stat) for path, stat in raw["files"].items()}:
             return None
-        pages = tuple(Page(path, (out_dir / path).read_bytes()) for path in raw["pages"])
+        # The files are on disk, as the manifest shows: the report names them, unread.
+        pages = tuple(Page(path, b"") for path in raw["pages"])
         findings = tuple(_finding(fields) for fields in raw["findings"])
     except (OSError, ValueError, KeyError, TypeError):
         return None
@@ -105,20 +108,22 @@ class _StoredVerifications(Sequence[Verification]):
 
 
 def _manifest(out_dir: Path) -> dict[str, tuple[int, int]]:
-    """Return (size, modification time in ns) of every file under `out_dir`."""
+    """Return (size, modification time in ns) of every file under `out_dir`, by its path
+    inside it."""
     found = {}
-    for path in _files(out_dir):
-        stat = path.stat()
-        found[path.relative_to(out_dir).as_posix()] = (stat.st_size, stat.st_mtime_ns)
+    root = os.fspath(out_dir)
+    for path in _files(root):
+        stat = os.stat(path)
+        found[os.path.relpath(path, root)] = (stat.st_size, stat.st_mtime_ns)
     return found
 
 
-def _files(folder: Path) -> list[Path]:
-    """Return every file under `folder` (not following symlinked folders), sorted."""
+def _files(folder: str) -> list[str]:
+    """Return the path of every file under `folder` (not following symlinked folders),
+    sorted."""
     found = []
-    for directory, folders, names in os.walk(folder):
-        folders.sort()
-        found += [Path(directory) / name for name in names]
+    for directory, _, names in os.walk(folder):
+        found += [os.path.join(directory, name) for name in names]
     return sorted(found)
 
 
