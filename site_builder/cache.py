@@ -21,7 +21,7 @@ from typing import Any, TypeVar
 
 T = TypeVar("T")
 
-VERSION = "2"
+VERSION = "3"
 """Bumped when the entry format changes; entries of other versions are never read."""
 _MISSING = object()
 STALE_TEMPORARY_SECONDS = 3600
@@ -53,7 +53,7 @@ class BuildCache:
         self.misses = 0
         self._kept: dict[Hashable, Any] = {}
         self._kept_before: dict[Hashable, Any] = {}
-        self._pending: list[tuple[str, str, bytes | Callable[[], bytes]]] = []
+        self._pending: list[tuple[str, str, bytes | Callable[[], bytes], bool]] = []
         self._retired: list[dict[Hashable, Any]] = []
         self._folders: set[str] = set()
         """The kinds whose folder this cache has made or written to."""
@@ -125,6 +125,15 @@ class BuildCache:
 
     def read(self, kind: str, key: str) -> bytes | None:
         """Return the entry's payload, or None when it is missing or damaged."""
+        return self._checked(kind, key, None)
+
+    def read_file(self, kind: str, key: str, sha256: str) -> bytes | None:
+        """Return a file entry (see `write`) if it holds bytes of that sha256, else None."""
+        return self._checked(kind, key, sha256)
+
+    def _checked(self, kind: str, key: str, sha256: str | None) -> bytes | None:
+        """Return an entry's payload if it matches its checksum (its first line, unless
+        `sha256` is given); remove a damaged one."""
         self.used[kind].add(key)
         path = self._path(kind, key)
         try:
@@ -132,35 +141,42 @@ class BuildCache:
         except OSError:
             self.misses += 1
             return None
-        checksum, newline, payload = data.partition(b"\n")
-        if (
-            not newline
-            or checksum.decode("ascii", "replace") != hashlib.sha256(payload).hexdigest()
-        ):
+        if sha256 is None:
+            checksum, newline, data = data.partition(b"\n")
+            sha256 = checksum.decode("ascii", "replace") if newline else ""
+        if hashlib.sha256(data).hexdigest() != sha256:
             path.unlink(missing_ok=True)
             self.misses += 1
             return None
         self.hits += 1
-        return payload
+        return data
 
-    def write(self, kind: str, key: str, payload: bytes | Callable[[], bytes]) -> None:
+    def file(self, kind: str, key: str) -> Path:
+        """Return where a file entry (see `write`) is: a build links it into the site."""
+        return self._path(kind, key)
+
+    def write(
+        self, kind: str, key: str, payload: bytes | Callable[[], bytes], *, file: bool = False
+    ) -> None:
         """Store an entry atomically; a cache that cannot be written is only slower. With
         `memory` (the preview, which serves a rebuild before its checks) the entry is written
-        by `flush`, off the path to the new site, and `payload` may be a function making it."""
+        by `flush`, off the path to the new site, and `payload` may be a function making it.
+        A `file` entry holds `payload` alone, readable by all, so a site can link to it: the
+        caller keeps its sha256 (in another entry) and reads it back with `read_file`."""
         self.used[kind].add(key)
         if self.memory is not None:
-            self._pending.append((kind, key, payload))
+            self._pending.append((kind, key, payload, file))
         else:
-            self._store(kind, key, payload() if callable(payload) else payload)
+            self._store(kind, key, payload() if callable(payload) else payload, file)
 
     def flush(self) -> None:
         """Write the entries `write` put off, and let go of what `begin` retired."""
         pending, self._pending = self._pending, []
-        for kind, key, payload in pending:
-            self._store(kind, key, payload() if callable(payload) else payload)
+        for kind, key, payload, file in pending:
+            self._store(kind, key, payload() if callable(payload) else payload, file)
         self._retired.clear()
 
-    def _store(self, kind: str, key: str, payload: bytes) -> None:
+    def _store(self, kind: str, key: str, payload: bytes, file: bool = False) -> None:
         path = self._path(kind, key)
         # Named for this process and thread, so no other writer can be writing the same
         # temporary file (one left by a killed process of the same id is overwritten).
@@ -169,8 +185,10 @@ class BuildCache:
             if kind not in self._folders:
                 path.parent.mkdir(parents=True, exist_ok=True)
                 self._folders.add(kind)
-            with open(temporary, "wb", opener=_private) as file:
-                file.write(hashlib.sha256(payload).hexdigest().encode("ascii") + b"\n" + payload)
+            with open(temporary, "wb", opener=_shared if file else _private) as stream:
+                if not file:
+                    stream.write(hashlib.sha256(payload).hexdigest().encode("ascii") + b"\n")
+                stream.write(payload)
             os.replace(temporary, path)
         except OSError:
             self._folders.discard(kind)
@@ -200,6 +218,11 @@ class BuildCache:
 def _private(path: str, flags: int) -> int:
     """Open a temporary entry for this user alone, never through a symlink."""
     return os.open(path, flags | os.O_NOFOLLOW, 0o600)
+
+
+def _shared(path: str, flags: int) -> int:
+    """Open a temporary file entry readable by all (a site's file), never through a symlink."""
+    return os.open(path, flags | os.O_NOFOLLOW, 0o644)
 
 
 def _older_than(path: Path, seconds: float) -> bool:

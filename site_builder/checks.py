@@ -12,8 +12,9 @@ from datetime import UTC, date
 
 from site_builder.claims import Verification
 from site_builder.consistency import check_orphans, check_site
+from site_builder.declared import PageScan
 from site_builder.deploy import check_deploy, check_takeovers, parse_lastmod, plan_deploy
-from site_builder.models import Finding, Page, PageScan, Site
+from site_builder.models import Finding, Page, Site
 from site_builder.overlap import check_overlap
 from site_builder.scan import page_key_of_path, scan_pages
 from site_builder.seo import check_cannibalisation, check_descriptions, check_titles

@@ -11,9 +11,10 @@ from collections import Counter
 from collections.abc import Sequence
 from xml.etree import ElementTree
 
+from site_builder.declared import PageScan
 from site_builder.deploy import plan_deploy
 from site_builder.links import ProseLink, SiteLink, missing_fragment
-from site_builder.models import Finding, Guide, Page, PageScan, Site
+from site_builder.models import Finding, Guide, Page, Site
 from site_builder.navigation import navigation_of
 from site_builder.urls import page_key
 

@@ -7,15 +7,17 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import date, datetime
 from functools import cached_property
-from typing import Literal, NamedTuple
+from pathlib import Path
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
 from site_builder.claims import Verification
+from site_builder.declared import PageScan, Shingles
 from site_builder.errors import Problem
 from site_builder.images import ContentImage
 from site_builder.inputs import Asset
-from site_builder.links import ProseLink, SiteLink
+from site_builder.links import ProseLink
 from site_builder.schema import (
     Acknowledgement,
     FrontMatter,
@@ -156,8 +158,7 @@ class Guide:
 
     @cached_property
     def url(self) -> str:
-        """Site-relative URL of the guide (made once per guide: every pass over the site
-        asks)."""
+        """Site-relative URL of the guide (made once: every pass over the site asks)."""
         return f"/guides/{self.slug}/"
 
     @property
@@ -223,29 +224,14 @@ class Page:
     finish: Callable[[Page], Page] | None = field(default=None, compare=False, repr=False)
     """What is left to do to a page rendered for the preview, once its site is shown: scan
     it and store it in the build cache (`stored_pages.finished`)."""
+    stored: Path | None = None
+    """The file holding its bytes when `content` is left empty (see `stored_pages`)."""
+    sha256: str = ""
+    """The sha256 of its bytes, when they are `stored`."""
 
-
-class Shingles(NamedTuple):
-    """A guide's 3-gram codes (`words.gram_codes`): of its page's text and of its record."""
-
-    text: bytes
-    evidence: bytes
-
-
-@dataclass(frozen=True)
-class PageScan:
-    """What one built HTML page declares and links to."""
-
-    path: str
-    key: str
-    canonical: str
-    og_url: str
-    noindex: bool
-    ids: frozenset[str]
-    duplicate_ids: tuple[str, ...]
-    link_problems: tuple[tuple[str, str], ...]
-    """(href, problem) of each link the page alone shows to be broken (`links.judged_links`)."""
-    site_links: tuple[SiteLink, ...]
+    def read(self) -> bytes:
+        """Return the page's bytes, from `stored` when the page does not hold them."""
+        return self.content if self.stored is None else self.stored.read_bytes()
 
 
 Severity = Literal["error", "warning", "info"]
@@ -281,8 +267,7 @@ class BuildReport:
     """What a build produced: the pages (written unless auditing) and the findings."""
 
     pages: tuple[Page, ...]
-    """The site's files; those of a build that found nothing changed (`unchanged`) carry no
-    bytes: they are in the output folder."""
+    """The site's files (with no bytes if `unchanged`: they are in the output folder)."""
     findings: tuple[Finding, ...]
     guides: int
     """Guides written (or, for an audit, that a deploy would write)."""

@@ -21,7 +21,8 @@ from functools import cache
 
 import numpy as np
 
-from site_builder.models import Finding, Severity, Shingles, Site
+from site_builder.declared import Shingles
+from site_builder.models import Finding, Severity, Site
 from site_builder.seo import (
     NEAR_DUPLICATE,
     SAME_JOB,

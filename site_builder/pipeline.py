@@ -21,7 +21,7 @@ from site_builder.normalize import normalize
 from site_builder.search import SearchIndex, promised_pages
 from site_builder.shard_cache import FILE_ENTRY, SHARD_ENTRY
 from site_builder.site_pages import render_site
-from site_builder.stored_pages import HTML, SCAN, finished
+from site_builder.stored_pages import HTML, SCAN, finished, links_folder, settled
 from site_builder.unchanged import inputs_key, remember, remembered
 from site_builder.verify import verify_site
 from site_builder.vocabulary import using
@@ -136,9 +136,18 @@ def _build(
     with ExitStack() as stack:
         wanted = indexed and not leave_out_drafts
         shown_first = output.serve is not None and write and not wanted and not leave_out_drafts
+        on_disk = None
+        if output.write and output.serve is None and cache is not None:
+            on_disk = stack.enter_context(links_folder(config.out_dir, cache))
         with clock.stage("render"):
             pages = render_site(
-                site, config, verifications, cache, html=output.html, later=shown_first
+                site,
+                config,
+                verifications,
+                cache,
+                html=output.html and not leave_out_drafts,
+                later=shown_first,
+                on_disk=on_disk,
             )
         search = _start_search(stack, pages, site, config, wanted, clock, cache)
         if shown_first:
@@ -157,7 +166,9 @@ def _build(
         if leave_out_drafts:
             published = site.without_drafts()
             with clock.stage("render"):
-                pages = render_site(published, config, verifications, cache, html=output.html)
+                pages = render_site(
+                    published, config, verifications, cache, html=output.html, on_disk=on_disk
+                )
             search = _start_search(stack, pages, site, config, indexed, clock, cache)
             with clock.stage("check"):
                 seen = set(findings)
@@ -185,6 +196,8 @@ def _build(
                     staged.add(bundle)
                     staged.publish()
                 _prune(cache, indexed=search is not None)
+        if on_disk is not None:  # its links are removed as the build ends
+            report = replace(report, pages=settled(report.pages, config.out_dir, written))
     return report
 
 

@@ -120,11 +120,13 @@ def guide_pages(
     cache: BuildCache | None,
     html: bool,
     later: bool = False,
+    on_disk: Path | None = None,
 ) -> list[Page]:
     """Build each guide's view, render it and scan it, over `config.jobs` processes; reuse
     the pages `cache` has for the same guide and site (without their bytes unless `html`;
     `site_key` digests the site without its guides' summaries). With `later`, a page
-    rendered now is scanned later (see `stored_pages.reused_pages`).
+    rendered now is scanned later; with `on_disk`, pages leave their bytes in the cache (see
+    `stored_pages.reused_pages`).
 
     The templates are compiled before the workers fork. A failure building a view is a
     builder bug; a template error is located here, where its traceback still exists.
@@ -167,6 +169,7 @@ def guide_pages(
         config.jobs,
         html=html,
         later=later,
+        on_disk=on_disk,
     )
 
 

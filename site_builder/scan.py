@@ -14,8 +14,9 @@ from dataclasses import replace
 
 from selectolax.lexbor import LexborHTMLParser
 
+from site_builder.declared import PageScan, Shingles
 from site_builder.links import judged_links
-from site_builder.models import Guide, Page, PageScan, Shingles
+from site_builder.models import Guide, Page
 from site_builder.words import evidence_text, gram_codes
 
 _LINK_ATTRIBUTES = {

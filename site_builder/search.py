@@ -36,6 +36,7 @@ from site_builder.cache import BuildCache, digest
 from site_builder.errors import OutputError
 from site_builder.models import Page
 from site_builder.shard_cache import HeldBundles, cached_bundle, indexer_version, store
+from site_builder.stored_pages import put
 from site_builder.workdirs import work_folder
 
 BUNDLE = "pagefind"
@@ -196,6 +197,8 @@ class SearchIndex:
     def _identity(self, page: Page) -> str:
         """Return what a page's part of a shard's cache key is: its path and its bytes'
         sha256 (remembered by `held` for the same bytes object)."""
+        if page.stored is not None:
+            return f"{page.path} {page.sha256}"
         if self._held is None:
             return f"{page.path} {_sha256(page.content)}"
         return f"{page.path} {self._held.identity(page.content, _sha256)}"
@@ -235,7 +238,7 @@ def _sharded(pages: Sequence[Page], shard_pages: int) -> dict[int, list[Page]]:
     `data-pagefind-body`, or every HTML page when none has one (Pagefind then indexes whole
     pages)."""
     html = [page for page in pages if page.path.endswith(".html")]
-    marked = [page for page in html if b"data-pagefind-body" in page.content]
+    marked = [page for page in html if b"data-pagefind-body" in page.read()]
     indexed = marked or html
     count = max(1, -(-len(indexed) // max(1, shard_pages)))
     shards: dict[int, list[Page]] = {}
@@ -256,7 +259,7 @@ def _write_site(pages: Sequence[Page], site: Path, stopped: threading.Event) -> 
             raise OSError(errno.ECANCELED, "stopped before the pages were written")
         target = site / page.path
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(page.content)
+        put(page, target)
 
 
 def _shard(path: str, count: int) -> int:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from datetime import datetime
 from functools import partial
+from pathlib import Path
 from typing import Any
 
 from markupsafe import Markup
@@ -53,12 +54,14 @@ def render_site(
     *,
     html: bool = True,
     later: bool = False,
+    on_disk: Path | None = None,
 ) -> list[Page]:
     """Return every page of the site (guides over `config.jobs` processes, or from `cache`);
     template errors become one InputError. Without `html`, guide and tag pages come without
-    their bytes (for an audit: their scans are what the checks read). With `later`, guide
-    and tag pages rendered now are scanned by `stored_pages.finished` (the preview shows
-    them first)."""
+    their bytes (for an audit: their scans are what the checks read); with `on_disk` (a
+    folder of this build's), with their bytes in the cache's files, linked there. With
+    `later`, guide and tag pages rendered now are scanned by `stored_pages.finished` (the
+    preview shows them first)."""
     verifications = verifications or {}
     env, templates_key = environment(config.templates_dir, cache)
     pages, asset_urls = asset_pages(site.assets)
@@ -66,7 +69,17 @@ def render_site(
     common: dict[str, Any] = {"site": site, "settings": site.settings, "assets": asset_urls}
     site_key = site_digest(site, templates_key, every_guide=False) if cache else ""
     guides = guide_pages(
-        env, templates_key, site, site_key, verifications, config, common, cache, html, later
+        env,
+        templates_key,
+        site,
+        site_key,
+        verifications,
+        config,
+        common,
+        cache,
+        html,
+        later,
+        on_disk,
     )
     pages += [*guides, *image_pages(guides, site.images)]
     try:
@@ -84,7 +97,17 @@ def render_site(
         )
         pages.append(render_page(env, "tags/index.html", "tags.html", common, tags=tags))
         pages.extend(
-            _tag_pages(env, templates_key, site, tags, common | {"card": card}, cache, html, later)
+            _tag_pages(
+                env,
+                templates_key,
+                site,
+                tags,
+                common | {"card": card},
+                cache,
+                html,
+                later,
+                on_disk,
+            )
         )
         pages.append(render_page(env, "search/index.html", "search.html", common))
         pages.extend(_alias_pages(env, site, common))
@@ -117,6 +140,7 @@ def _tag_pages(
     cache: BuildCache | None,
     html: bool,
     later: bool,
+    on_disk: Path | None,
 ) -> list[Page]:
     """Render each tag's page, or reuse the cached page when none of its guides changed."""
     every_guide = reused(
@@ -133,6 +157,7 @@ def _tag_pages(
         1,
         html=html,
         later=later,
+        on_disk=on_disk,
     )
 
 

@@ -1,22 +1,30 @@
 """Rendered pages in the build cache: what each page declares, apart from its HTML.
 
-A page is stored as two entries under the same key: `scan` (its prose links, its scan and its
-overlap shingles: one JSON line, then the shingles' codes as they are) and `html` (its bytes).
-A build that writes reads both; `--audit`, which writes nothing, reads the scans alone, so at
-10,000 guides it neither reads nor holds a gigabyte of HTML. A page whose two entries do not
-both read back is rendered again.
+A page is stored as two entries under the same key: `scan` (its prose links, its scan, its
+overlap shingles and its bytes' sha256: one JSON line, then the shingles' codes as they are)
+and `html` (its bytes alone, a file the site can link). A build that writes reads both (and,
+`on_disk`, lets go of the bytes: the site links the file); `--audit`, which writes nothing,
+reads the scans alone, so at 10,000 guides neither holds a gigabyte of HTML. A page whose two
+entries do not both read back (the HTML checked against its sha256) is rendered again.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
-from collections.abc import Callable
+import os
+import shutil
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import asdict, replace
 from functools import partial
+from pathlib import Path
 
 from site_builder.cache import BuildCache
+from site_builder.declared import PageScan, Shingles
 from site_builder.links import ProseLink, SiteLink
-from site_builder.models import Page, PageScan, Shingles
+from site_builder.models import Page
+from site_builder.workdirs import work_folder
 from site_builder.workers import run_each
 
 SCAN, HTML = "scan", "html"
@@ -33,12 +41,14 @@ def reused_pages(
     *,
     html: bool = True,
     later: bool = False,
+    on_disk: Path | None = None,
 ) -> list[Page]:
     """Return `[scan(i, render(i)) for i in range(count)]`: each from the cache when its
     entries for its key read back, the others rendered over `jobs` processes and stored.
     Without `html` the pages come back without their bytes (an audit needs only what they
-    declare). With `later` (the preview, which shows a rebuild before checking it) a page
-    rendered now is scanned and stored by `finished`."""
+    declare); with `on_disk` (a folder of this build's) and a cache, each with its bytes
+    left in the cache's file and linked into that folder (`Page.stored`), not held. With `later` (the preview, which shows a rebuild before checking it) a
+    page rendered now is scanned and stored by `finished`."""
 
     def made(index: int) -> Page:
         page = render(index)
@@ -56,7 +66,7 @@ def reused_pages(
         if held is not None:
             cache.keep(HTML, entry)
             found[index] = held  # type: ignore[assignment]
-        elif (page := _read(cache, entry, html)) is not None:
+        elif (page := _read(cache, entry, html, on_disk)) is not None:
             if html:
                 cache.hold(SCAN, entry, page)
             found[index] = page
@@ -70,10 +80,13 @@ def reused_pages(
 
     def stored_now(index: int, page: Page) -> Page:
         entry = keys[index]
-        cache.write(SCAN, entry, lambda: dump_scan(page))
-        cache.write(HTML, entry, page.content)
+        sha256 = hashlib.sha256(page.content).hexdigest()
+        cache.write(SCAN, entry, lambda: dump_scan(page, sha256))
+        cache.write(HTML, entry, page.content, file=True)
         cache.hold(SCAN, entry, page)
-        return page if html else replace(page, content=b"")
+        if not html:
+            return replace(page, content=b"")
+        return _left_on_disk(page, cache, entry, sha256, on_disk)
 
     rendered = run_each(lambda position: made(missing[position]), len(missing), jobs, stored)
     found.update(zip(missing, rendered, strict=True))
@@ -85,25 +98,46 @@ def finished(pages: list[Page]) -> list[Page]:
     return [page.finish(replace(page, finish=None)) if page.finish else page for page in pages]
 
 
-def _read(cache: BuildCache, key: str, html: bool) -> Page | None:
-    """Return the page stored under `key` (without its bytes unless `html`), or None."""
+def _read(cache: BuildCache, key: str, html: bool, on_disk: Path | None) -> Page | None:
+    """Return the page stored under `key` (without its bytes unless `html`; with them in
+    the cache's file if `on_disk`), or None."""
     data = cache.read(SCAN, key)
     if data is None:
         return None
     try:
-        page = load_scan(data)
+        page, sha256 = load_scan(data)
     except (ValueError, KeyError, TypeError):  # a damaged entry: render it again
         cache.misses += 1
         return None
     if not html:
         return page
-    content = cache.read(HTML, key)
-    return None if content is None else replace(page, content=content)
+    content = cache.read_file(HTML, key, sha256)
+    if content is None:
+        return None
+    return _left_on_disk(replace(page, content=content), cache, key, sha256, on_disk)
 
 
-def dump_scan(page: Page) -> bytes:
-    """Return what a rendered page declares: one JSON line (its path, links, scan and the byte
-    lengths of its shingles), then the shingles' codes."""
+def _left_on_disk(
+    page: Page, cache: BuildCache, key: str, sha256: str, folder: Path | None
+) -> Page:
+    """Return the page without its bytes, which its cache entry holds, if that entry can be
+    linked into `folder` (this build's: no other build's pruning can remove them there);
+    else the page as it is."""
+    if folder is None or cache.memory is not None:
+        return page
+    held = folder / sha256
+    try:
+        os.link(cache.file(HTML, key), held)
+    except FileExistsError:
+        pass  # another page of the same bytes
+    except OSError:  # another file system, or the entry was just removed
+        return page
+    return replace(page, content=b"", stored=held, sha256=sha256)
+
+
+def dump_scan(page: Page, sha256: str) -> bytes:
+    """Return what a rendered page declares: one JSON line (its path, links, scan, the byte
+    lengths of its shingles and `sha256`, its bytes' digest), then the shingles' codes."""
     scan = asdict(page.scan) if page.scan else None
     if scan is not None:
         scan["ids"] = sorted(scan["ids"])
@@ -113,12 +147,13 @@ def dump_scan(page: Page) -> bytes:
         "links": [asdict(link) for link in page.links],
         "scan": scan,
         "shingles": [len(part) for part in shingles] if shingles else None,
+        "sha256": sha256,
     }
     return b"\n".join([json.dumps(head, ensure_ascii=False).encode("utf-8"), *(shingles or ())])
 
 
-def load_scan(data: bytes) -> Page:
-    """Return the page `dump_scan` wrote, without its bytes."""
+def load_scan(data: bytes) -> tuple[Page, str]:
+    """Return the page `dump_scan` wrote, without its bytes, and its bytes' sha256."""
     head_line, _, codes = data.partition(b"\n")
     head = json.loads(head_line)
     links = tuple(ProseLink(**link) for link in head["links"])
@@ -138,4 +173,51 @@ def load_scan(data: bytes) -> Page:
         if len(codes) != text_size + 1 + evidence_size:
             raise ValueError("the shingles are not their stated size")
         shingles = Shingles(codes[:text_size], codes[text_size + 1 :])
-    return Page(head["path"], b"", links, scan, shingles)
+    return Page(head["path"], b"", links, scan, shingles), head["sha256"]
+
+
+@contextmanager
+def links_folder(out_dir: Path, cache: BuildCache) -> Iterator[Path | None]:
+    """Yield a folder of this build's for links to the cached pages it writes (`on_disk`), so
+    it holds none of their bytes (a 10,000-guide site's pages are a gigabyte) and no other
+    build's pruning can remove them; removed on exit. None (the pages are held in memory)
+    with the preview's memory cache, or if the folder cannot be made."""
+    if cache.memory is not None:
+        yield None
+        return
+    try:
+        folder = work_folder(out_dir.resolve(), "pages")
+    except OSError:
+        yield None
+        return
+    try:
+        yield folder
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def settled(pages: Sequence[Page], out_dir: Path, written: bool) -> tuple[Page, ...]:
+    """Return the pages with the bytes of those in a folder of links where they stay: in
+    the site written to `out_dir`, or else back in memory."""
+    root = out_dir.resolve()
+    return tuple(_settled(page, root, written) for page in pages)
+
+
+def _settled(page: Page, root: Path, written: bool) -> Page:
+    if page.stored is None:
+        return page
+    if written:
+        return replace(page, stored=root / page.path)
+    return replace(page, content=page.read(), stored=None, sha256="")
+
+
+def put(page: Page, target: Path) -> None:
+    """Write a page's bytes to `target` (a new file): a link to its `stored` file if it has
+    one (far cheaper than a new file), else (or if linking fails) its bytes."""
+    if page.stored is not None:
+        try:
+            os.link(page.stored, target, follow_symlinks=False)
+            return
+        except OSError:
+            pass
+    target.write_bytes(page.read())

@@ -39,8 +39,7 @@ def inputs_key(config: BuildConfig) -> str:
     for folder in config.input_dirs:
         for path in _files(os.fspath(folder)):
             try:
-                with open(path, "rb") as file:
-                    parts += [os.path.relpath(path, root), file.read()]
+                parts += [os.path.relpath(path, root), Path(path).read_bytes()]
             except OSError:
                 parts += [path, "unreadable"]
     return digest(*parts)

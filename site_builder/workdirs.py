@@ -1,7 +1,8 @@
 """Temporary work beside the output folder, owned by one process, and its repair.
 
 Every folder a run makes next to the output (`.<out>.staging-<pid>-*` while writing,
-`.<out>.old-<pid>-*` during the swap, `.<out>.search-<pid>-*` while Pagefind indexes) carries
+`.<out>.old-<pid>-*` during the swap, `.<out>.search-<pid>-*` while Pagefind indexes,
+`.<out>.pages-<pid>-*` holding links to the cached pages a build writes) carries
 its owner's process id. A run that was killed leaves them behind; the next run of any command
 removes those whose owner is gone, and if the kill fell between the two renames of the swap
 (no output folder, an `old` one beside it) it puts the previous site back first. The
@@ -16,7 +17,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
-KINDS = ("staging", "old", "search")
+KINDS = ("staging", "old", "search", "pages")
 PREVIEW_PREFIX = "glm52-preview-"
 
 
@@ -46,7 +47,7 @@ def tidy(out_dir: Path) -> list[str]:
     if olds and not out_dir.exists():
         olds.pop().rename(out_dir)
         done.append(f"Restored {out_dir}: a run stopped between the two renames of its swap")
-    for path in [*left["staging"], *left["search"], *olds]:
+    for path in [*left["staging"], *left["search"], *left["pages"], *olds]:
         shutil.rmtree(path, ignore_errors=True)
         done.append(f"Removed {path.name}, left by a run that was stopped")
     return done

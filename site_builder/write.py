@@ -19,6 +19,7 @@ from pathlib import Path
 
 from site_builder.errors import OutputError
 from site_builder.models import Page
+from site_builder.stored_pages import put
 from site_builder.workdirs import work_folder
 
 
@@ -79,9 +80,10 @@ class StagedSite:
 
 def write_tree(pages: Sequence[Page], folder: Path, previous: Path | None = None) -> None:
     """Write every page under `folder` (a new folder, which must exist). A page whose bytes
-    the file at its path under `previous` (the site being replaced) already holds is
-    hard-linked from there: on this project's disks creating a file costs about 15 times
-    what linking one does, and a build after one edit rewrites almost nothing."""
+    are in a file (`Page.stored`), or whose bytes the file at its path under `previous` (the
+    site being replaced) already holds, is hard-linked from there: on this project's disks
+    creating a file costs about 15 times what linking one does, and a build after one edit
+    rewrites almost nothing."""
     root = folder.resolve()
     made = {root}
     for page in pages:
@@ -93,7 +95,9 @@ def write_tree(pages: Sequence[Page], folder: Path, previous: Path | None = None
             target.parent.mkdir(parents=True, exist_ok=True)
             made.update(target.parent.parents)
             made.add(target.parent)
-        if previous is None or not _linked(previous, name, page.content, target):
+        if page.stored is not None:
+            put(page, target)
+        elif previous is None or not _linked(previous, name, page.content, target):
             target.write_bytes(page.content)
     os.chmod(root, 0o755)
 

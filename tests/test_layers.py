@@ -19,6 +19,7 @@ ORDER = [
     "images",
     "urls",
     "links",
+    "declared",
     "models",
     "workers",
     "workdirs",

@@ -290,7 +290,12 @@ def test_a_rebuild_writes_its_cache_entries_once_its_site_is_shown(
     # after, whole (a build that follows, or the next preview, reads them back).
     assert at_publish == [before]
     fresh = cache.BuildCache(config.cache_dir)
-    read = [fresh.read(stored_pages.HTML, key) for key in sorted(stored() - before)]
+    read = []
+    for key in sorted(stored() - before):
+        scanned = fresh.read(stored_pages.SCAN, key)
+        assert scanned is not None
+        _, sha256 = stored_pages.load_scan(scanned)
+        read.append(fresh.read_file(stored_pages.HTML, key, sha256))
     assert None not in read
     assert sum(b"The word writtenlater is new." in page for page in read) == 4  # type: ignore[operator]
 

@@ -262,7 +262,7 @@ def test_a_stopped_index_keeps_what_it_read_and_leaves_its_folder_until_idle(
     report = build(BuildConfig.for_root(project.root))
     cache = BuildCache(project.root / ".cache")
     pages = [
-        replace(page, content=page.content + b"<!-- changed -->")
+        replace(page, content=page.read() + b"<!-- changed -->", stored=None)
         if f"/{EDITED}/" in f"/{page.path}"
         else page
         for page in report.pages
