@@ -152,7 +152,7 @@ class BuildCache:
         return data
 
     def file(self, kind: str, key: str) -> Path:
-        """Return where a file entry (see `write`) is: a build links it into the site."""
+        """Return where an entry is (a build links a file entry, see `write`, into the site)."""
         return self._path(kind, key)
 
     def write(

@@ -5,7 +5,7 @@ Also how a recomputed number is compared with the recorded one: at the record's 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any, Literal, NamedTuple
 
@@ -40,6 +40,8 @@ class Verification:
     source: str
     checks: tuple[ClaimCheck, ...]
     warnings: tuple[tuple[str, str], ...] = ()
+    stored_as: str = field(default="", compare=False)
+    """Its key in the build cache, if it is there (a later build may read it back)."""
 
     def count(self, state: CheckState) -> int:
         """Return how many checks ended in `state`."""

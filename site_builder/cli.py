@@ -13,6 +13,7 @@ import threading
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 from types import FrameType
 
@@ -164,6 +165,8 @@ def main(argv: Sequence[str] | None = None, default_root: Path | None = None) ->
     try:
         with _stopped_by_sigterm(), stage_display(not args.quiet and args.format == "text") as show:
             report = build(config, write=not args.audit, on_stage=show, html=not args.audit)
+            if args.format == "json":  # read here, where a damaged cache is one line
+                report = replace(report, verifications=tuple(report.verifications))
     except KeyboardInterrupt:
         print(
             "Stopped: the site was not written; the previous output is untouched.", file=sys.stderr

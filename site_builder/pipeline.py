@@ -18,11 +18,18 @@ from site_builder.listing import KnownFiles
 from site_builder.load import load_inputs
 from site_builder.models import BuildReport, Finding, Normalized, Page, Site
 from site_builder.normalize import normalize
+from site_builder.reuse import VERIFY
 from site_builder.search import SearchIndex, promised_pages
 from site_builder.shard_cache import FILE_ENTRY, SHARD_ENTRY
 from site_builder.site_pages import render_site
 from site_builder.stored_pages import HTML, SCAN, finished, links_folder, settled
-from site_builder.unchanged import inputs_key, remember, remembered
+from site_builder.unchanged import (
+    input_times,
+    inputs_key,
+    inputs_unchanged,
+    remember,
+    remembered,
+)
 from site_builder.verify import verify_site
 from site_builder.vocabulary import using
 from site_builder.write import StagedSite, write_site
@@ -79,9 +86,11 @@ def build(
         cache = BuildCache(config.cache_dir)
     if cache is not None:
         cache.begin()
-    key = ""
+    key, since = "", time.time_ns()
+    times: dict[str, tuple[int, int]] = {}
     if cache is not None and write and search and serve is None:
         with clock.stage("unchanged"):
+            times = input_times(config)
             key = inputs_key(config)
             earlier = remembered(cache, key, config.out_dir)
         if earlier is not None:
@@ -98,7 +107,7 @@ def build(
         if key and report.written:
             with clock.stage("write"):
                 # Inputs saved while this build ran: the next build must not skip.
-                if inputs_key(config) == key:
+                if inputs_unchanged(config, times, key, since):
                     remember(cache, key, report, config.out_dir)
     return replace(report, timings=tuple(clock.seconds.items()))
 
@@ -216,7 +225,7 @@ def _prune(cache: BuildCache | None, indexed: bool) -> None:
     """Drop the cache entries this build did not use; the search index's only if it indexed
     (the preview's rebuilds leave them to its background indexer)."""
     if cache is not None:
-        for kind in ("verify", SCAN, HTML, *((SHARD_ENTRY, FILE_ENTRY) if indexed else ())):
+        for kind in (VERIFY, SCAN, HTML, *((SHARD_ENTRY, FILE_ENTRY) if indexed else ())):
             cache.prune(kind)
         cache.forget_unused()
         cache.drop_other_versions()

@@ -73,7 +73,7 @@ def record_json(guide: Guide) -> str:
 def verify_digest(site: Site) -> str:
     """Return the digest of what every record's verification reads besides the record."""
     vocabulary = site.vocabulary.model_dump_json() if site.vocabulary else ""
-    return digest("verify", code_digest(), site.rules.model_dump_json(), vocabulary)
+    return digest(VERIFY, code_digest(), site.rules.model_dump_json(), vocabulary)
 
 
 def record_digest(guide: Guide, cache: BuildCache | None) -> str:
@@ -284,4 +284,6 @@ def reused_or_computed(
     return [found[index] for index in range(count)]
 
 
+VERIFY = "verify"
+"""The kind of cache entry a record's verification is."""
 VERIFICATION_CODEC = (dump_verification, load_verification)

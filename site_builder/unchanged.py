@@ -19,10 +19,13 @@ from typing import overload
 from site_builder.cache import BuildCache, digest
 from site_builder.claims import Verification
 from site_builder.config import BuildConfig
+from site_builder.errors import OutputError
 from site_builder.models import BuildReport, Finding, Page
-from site_builder.reuse import VERIFICATION_CODEC, code_digest
+from site_builder.reuse import VERIFICATION_CODEC, VERIFY, code_digest
 
 KIND = "build"
+RECENT_NS = 2_000_000_000
+"""Files modified this close to a build's start are compared by their bytes when it ends."""
 _FINDING_FIELDS = tuple(field.name for field in fields(Finding))
 
 
@@ -45,28 +48,54 @@ def inputs_key(config: BuildConfig) -> str:
     return digest(*parts)
 
 
+def input_times(config: BuildConfig) -> dict[str, tuple[int, int]]:
+    """Return (size, modification time in ns) of every input file, taken before `inputs_key`
+    reads them: `inputs_unchanged` compares them when the build is done."""
+    return {
+        path: (stat.st_size, stat.st_mtime_ns)
+        for folder in config.input_dirs
+        for path in _files(os.fspath(folder))
+        if (stat := _stat(path)) is not None
+    }
+
+
+def inputs_unchanged(
+    config: BuildConfig, times: dict[str, tuple[int, int]], key: str, since: int
+) -> bool:
+    """Whether the inputs are still those a build that began at `since` (ns) read: the same
+    files, sizes and times, and (git's rule) the same bytes for any file modified within
+    2 s of the start, whose time may not show a later save."""
+    if input_times(config) != times:
+        return False
+    recent = any(mtime > since - RECENT_NS for _, mtime in times.values())
+    return not recent or inputs_key(config) == key
+
+
 def remembered(cache: BuildCache, key: str, out_dir: Path) -> BuildReport | None:
     """Return the report of the build with this key, if the output folder is as it left it."""
     data = cache.read(KIND, key)
     if data is None:
         return None
-    head, _, checked = data.partition(b"\n")
     try:
-        raw = json.loads(head)
+        raw = json.loads(data)
         if _manifest(out_dir) != {path: tuple(stat) for path, stat in raw["files"].items()}:
             return None
         # The files are on disk, as the manifest shows: the report names them, unread.
         pages = tuple(Page(path, b"") for path in raw["pages"])
         findings = tuple(_finding(fields) for fields in raw["findings"])
+        verified = raw["verified"]
+        if not all(cache.file(VERIFY, entry).is_file() for entry, _ in verified):
+            return None  # pruned since: the JSON report could not list them
     except (OSError, ValueError, KeyError, TypeError):
         return None
-    verifications = _StoredVerifications(checked)
+    verifications = _StoredVerifications(cache, verified)
     return BuildReport(pages, findings, raw["guides"], verifications, drafts=tuple(raw["drafts"]))
 
 
 def remember(cache: BuildCache, key: str, report: BuildReport, out_dir: Path) -> None:
-    """Keep what the next build with the same inputs needs to skip its work: a line of JSON
-    (output files, findings), then the verifications, read only if the report shows them."""
+    """Keep what the next build with the same inputs needs to skip its work: its output
+    files, findings and the cache keys of its verifications (read only if the report shows
+    them: encoding 10,000 of them again took 3.5 s)."""
     raw = {
         "files": _manifest(out_dir),
         "pages": [page.path for page in report.pages],
@@ -75,24 +104,30 @@ def remember(cache: BuildCache, key: str, report: BuildReport, out_dir: Path) ->
         ],
         "guides": report.guides,
         "drafts": list(report.drafts),
+        "verified": [[checked.stored_as, checked.source] for checked in report.verifications],
     }
-    checked = b"[" + b",".join(map(VERIFICATION_CODEC[0], report.verifications)) + b"]"
-    cache.write(KIND, key, json.dumps(raw, ensure_ascii=False).encode("utf-8") + b"\n" + checked)
+    cache.write(KIND, key, json.dumps(raw, ensure_ascii=False).encode("utf-8"))
     cache.prune(KIND)
 
 
 class _StoredVerifications(Sequence[Verification]):
     """The verifications of a remembered build, decoded when first read."""
 
-    def __init__(self, data: bytes) -> None:
-        self._data = data
+    def __init__(self, cache: BuildCache, entries: list[list[str]]) -> None:
+        self._cache = cache
+        self._entries = entries
         self._items: list[Verification] | None = None
 
     def _decoded(self) -> list[Verification]:
         if self._items is None:
-            raw = json.loads(self._data)
-            load = VERIFICATION_CODEC[1]
-            self._items = [load(json.dumps(item).encode("utf-8")) for item in raw]
+            items = []
+            for entry, source in self._entries:
+                data = self._cache.read(VERIFY, entry)
+                if data is None:
+                    message = f"the verification of {source} is gone; build again"
+                    raise OutputError(self._cache.folder, message)
+                items.append(VERIFICATION_CODEC[1](data))
+            self._items = items
         return self._items
 
     @overload
@@ -115,6 +150,13 @@ def _manifest(out_dir: Path) -> dict[str, tuple[int, int]]:
         stat = os.stat(path)
         found[os.path.relpath(path, root)] = (stat.st_size, stat.st_mtime_ns)
     return found
+
+
+def _stat(path: str) -> os.stat_result | None:
+    try:
+        return os.stat(path)
+    except OSError:
+        return None
 
 
 def _files(folder: str) -> list[str]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Mapping
+from dataclasses import replace
 from datetime import datetime
 from fnmatch import fnmatchcase
 from itertools import pairwise
@@ -22,6 +23,7 @@ from site_builder.measurements import uncaveated_measurements
 from site_builder.models import Evidence, Site
 from site_builder.reuse import (
     VERIFICATION_CODEC,
+    VERIFY,
     reused_or_computed,
     verification_key,
     verify_digest,
@@ -38,20 +40,23 @@ _TIME_KEY = re.compile(r"[a-z](At|LastModified)$")
 def verify_site(
     site: Site, jobs: int = 1, cache: BuildCache | None = None
 ) -> dict[str, Verification]:
-    """Verify every guide's record (over `jobs` processes, reusing cached verifications);
-    keyed by operationId."""
+    """Verify every guide's record (over `jobs` processes, or from `cache`); by operationId."""
     guides, rules = site.guides, site.rules
     context = verify_digest(site) if cache else ""
+    keys = [verification_key(guide, context, cache) if cache else "" for guide in guides]
     checked = reused_or_computed(
         cache,
-        "verify",
+        VERIFY,
         len(guides),
-        lambda index: verification_key(guides[index], context, cache),
+        keys.__getitem__,
         lambda index: verify(guides[index].evidence, rules),
         VERIFICATION_CODEC,
         jobs,
     )
-    return {guide.evidence.operation_id: done for guide, done in zip(guides, checked, strict=True)}
+    return {
+        guide.evidence.operation_id: replace(done, stored_as=key) if key else done
+        for guide, done, key in zip(guides, checked, keys, strict=True)
+    }
 
 
 def verify(evidence: Evidence, rules: RuleFile) -> Verification:
@@ -253,8 +258,7 @@ def _derived(nodes: list[Node], rules: RuleFile) -> Iterator[ClaimCheck]:
 
 def _derived_name(path: str, key: str, value: Any) -> str:
     """Return what a derived field is called, or '' for other fields: a key with a derived
-    prefix of the vocabulary (`calculatedX`), or the path down to a number inside an object so
-    named (`derived.speedup`)."""
+    prefix (`calculatedX`), or the path to a number in an object so named (`derived.x`)."""
     vocabulary = in_use()
     if vocabulary is None:
         return ""

@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 import yaml
 
-from site_builder import render, site_pages, verify
+from site_builder import render, site_pages, unchanged, verify
 from site_builder.cache import BuildCache
 from site_builder.config import BuildConfig
 from site_builder.models import BuildReport
@@ -331,6 +331,42 @@ def test_a_build_with_nothing_changed_does_nothing_and_says_so(project: Project)
     assert "Stage times: unchanged" in again.stderr and "render" not in again.stderr
     assert tree_digest(project.out) == written
     assert again.stderr.count("warning") == first.stderr.count("warning")  # same report
+
+
+def test_inputs_saved_while_a_build_runs_are_seen_even_with_the_same_size_and_time(
+    project: Project,
+) -> None:
+    config = BuildConfig.for_root(project.root)
+    record = next((project.root / "records").glob("*.json"))
+    os.utime(record)  # saved just before the build began
+    since = time.time_ns()
+    times, key = unchanged.input_times(config), unchanged.inputs_key(config)
+    assert unchanged.inputs_unchanged(config, times, key, since)
+    status = record.stat()
+    data = record.read_bytes()
+    record.write_bytes(data.replace(b"GLM", b"GLN", 1))  # same size
+    os.utime(record, ns=(status.st_atime_ns, status.st_mtime_ns))  # same time
+    assert unchanged.input_times(config) == times
+    assert not unchanged.inputs_unchanged(config, times, key, since)  # a recent file: by bytes
+    record.write_bytes(data + b" ")
+    assert not unchanged.inputs_unchanged(config, times, key, since - 10**10)  # by size
+
+
+def test_an_up_to_date_build_reports_the_records_verifications_as_the_build_did(
+    project: Project,
+) -> None:
+    first = project.run("--format", "json", "--timings")
+    assert first.returncode == 0, first.stderr
+    again = project.run("--format", "json", "--timings")
+    assert "Stage times: unchanged" in again.stderr and "render" not in again.stderr
+    assert json.loads(again.stdout) == json.loads(first.stdout)
+    assert len(json.loads(again.stdout)["records"]) == 4
+    # Without the verifications it would list, the build is not taken as up to date.
+    for entry in (project.root / ".cache").glob("v*/verify/*"):
+        entry.unlink()
+    rebuilt = project.run("--format", "json", "--timings")
+    assert "verify" in rebuilt.stderr
+    assert json.loads(rebuilt.stdout) == json.loads(first.stdout)
 
 
 @pytest.mark.parametrize(
