@@ -91,7 +91,7 @@ def build(
     if cache is not None and write and search and serve is None:
         with clock.stage("unchanged"):
             times = input_times(config)
-            key = inputs_key(config)
+            key = inputs_key(config, cache)
             earlier = remembered(cache, key, config.out_dir)
         if earlier is not None:
             return replace(earlier, timings=tuple(clock.seconds.items()), unchanged=True)

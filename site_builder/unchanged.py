@@ -4,13 +4,17 @@ After a build writes the site, the cache keeps the digest of everything it read 
 under `records/`, `content/`, `templates/` and `static/`, the builder's code, the build's date
 and kind), the size and modification time of every file it wrote, and its report. The next
 build with the same digest, into an output folder that still holds exactly those files, reads
-the report back instead of building: the site on disk is already what it would write.
+the report back instead of building: the site on disk is already what it would write. Each
+input file's sha256 is kept under its status (size, times, inode), so a file whose status did
+not change is not read again.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+import time
 from collections.abc import Sequence
 from dataclasses import fields
 from pathlib import Path
@@ -24,13 +28,18 @@ from site_builder.models import BuildReport, Finding, Page
 from site_builder.reuse import VERIFICATION_CODEC, VERIFY, code_digest
 
 KIND = "build"
+DIGESTS = "input digests"
+"""The cache kind of the input files' digests, by project and output folder."""
 RECENT_NS = 2_000_000_000
-"""Files modified this close to a build's start are compared by their bytes when it ends."""
+"""A file changed this close to a build's start is judged by its bytes, never its status."""
 _FINDING_FIELDS = tuple(field.name for field in fields(Finding))
 
 
-def inputs_key(config: BuildConfig) -> str:
-    """Return the digest of everything a build reads, and of what kind of build it is."""
+def inputs_key(config: BuildConfig, cache: BuildCache | None = None) -> str:
+    """Return the digest of everything a build reads, and of what kind of build it is. With
+    `cache`, a file whose status (size, times, inode) is what it was when the last build
+    digested it is not read again (git's rule: its change time was 2 s old then, so any
+    write since has changed it)."""
     parts: list[str | bytes] = [
         code_digest(),
         str(config.out_dir),
@@ -39,13 +48,40 @@ def inputs_key(config: BuildConfig) -> str:
         str(config.production),
     ]
     root = os.fspath(config.root)
+    where = digest(root, str(config.out_dir))
+    known = _known_digests(cache, where)
+    settled: dict[str, list[object]] = {}
+    before = time.time_ns() - RECENT_NS
     for folder in config.input_dirs:
         for path in _files(os.fspath(folder)):
+            name = os.path.relpath(path, root)
             try:
-                parts += [os.path.relpath(path, root), Path(path).read_bytes()]
+                stat = os.stat(path)
+                status = [stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns, stat.st_ino]
+                entry = known.get(name)
+                if entry is not None and entry[:4] == status:
+                    sha256 = entry[4]
+                else:
+                    sha256 = hashlib.sha256(Path(path).read_bytes()).hexdigest()
             except OSError:
-                parts += [path, "unreadable"]
+                parts += [name, "unreadable"]
+                continue
+            parts += [name, sha256]
+            if stat.st_ctime_ns < before:
+                settled[name] = [*status, sha256]
+    if cache is not None and settled != known:
+        cache.write(DIGESTS, where, json.dumps(settled).encode("utf-8"))
     return digest(*parts)
+
+
+def _known_digests(cache: BuildCache | None, where: str) -> dict[str, list[object]]:
+    """Return the status and sha256 of each input file the last build digested, by name."""
+    data = cache.read(DIGESTS, where) if cache is not None else None
+    try:
+        known = json.loads(data) if data is not None else {}
+    except ValueError:
+        return {}
+    return known if isinstance(known, dict) else {}
 
 
 def input_times(config: BuildConfig) -> dict[str, tuple[int, int]]:

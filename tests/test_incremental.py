@@ -352,6 +352,33 @@ def test_inputs_saved_while_a_build_runs_are_seen_even_with_the_same_size_and_ti
     assert not unchanged.inputs_unchanged(config, times, key, since - 10**10)  # by size
 
 
+def test_the_up_to_date_check_reads_only_the_inputs_whose_status_changed(
+    project: Project, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(unchanged, "RECENT_NS", 0)  # every file's last change is settled
+    config = BuildConfig.for_root(project.root)
+    cache = BuildCache(project.root / ".cache")
+    key = unchanged.inputs_key(config, cache)
+    read: list[str] = []
+    original = Path.read_bytes
+
+    def counted(path: Path) -> bytes:
+        if ".cache" not in path.parts:  # the cache's own entry is read, as any other
+            read.append(path.name)
+        return original(path)
+
+    monkeypatch.setattr(Path, "read_bytes", counted)
+    assert unchanged.inputs_key(config, cache) == key
+    assert read == []
+    record = next((project.root / "records").glob("*.json"))
+    status = record.stat()
+    record.write_bytes(original(record).replace(b"GLM", b"GLN", 1))  # same size
+    os.utime(record, ns=(status.st_atime_ns, status.st_mtime_ns))  # same modification time
+    changed = unchanged.inputs_key(config, cache)
+    assert changed != key and record.name in read  # its change time gave it away
+    assert changed == unchanged.inputs_key(config)  # what reading every file gives
+
+
 def test_an_up_to_date_build_reports_the_records_verifications_as_the_build_did(
     project: Project,
 ) -> None:
