@@ -157,17 +157,18 @@ class BuildCache:
 
     def write(
         self, kind: str, key: str, payload: bytes | Callable[[], bytes], *, file: bool = False
-    ) -> None:
+    ) -> bool:
         """Store an entry atomically; a cache that cannot be written is only slower. With
         `memory` (the preview, which serves a rebuild before its checks) the entry is written
         by `flush`, off the path to the new site, and `payload` may be a function making it.
         A `file` entry holds `payload` alone, readable by all, so a site can link to it: the
-        caller keeps its sha256 (in another entry) and reads it back with `read_file`."""
+        caller keeps its sha256 (in another entry) and reads it back with `read_file`.
+        Return whether the entry is on disk now."""
         self.used[kind].add(key)
         if self.memory is not None:
             self._pending.append((kind, key, payload, file))
-        else:
-            self._store(kind, key, payload() if callable(payload) else payload, file)
+            return False
+        return self._store(kind, key, payload() if callable(payload) else payload, file)
 
     def flush(self) -> None:
         """Write the entries `write` put off, and let go of what `begin` retired."""
@@ -176,7 +177,7 @@ class BuildCache:
             self._store(kind, key, payload() if callable(payload) else payload, file)
         self._retired.clear()
 
-    def _store(self, kind: str, key: str, payload: bytes, file: bool = False) -> None:
+    def _store(self, kind: str, key: str, payload: bytes, file: bool = False) -> bool:
         path = self._path(kind, key)
         # Named for this process and thread, so no other writer can be writing the same
         # temporary file (one left by a killed process of the same id is overwritten).
@@ -192,7 +193,8 @@ class BuildCache:
             os.replace(temporary, path)
         except OSError:
             self._folders.discard(kind)
-            return
+            return False
+        return True
 
     def prune(self, kind: str, keep_factor: int = 2) -> None:
         """Remove entries of `kind` this build did not use, once they outnumber the used ones

@@ -82,11 +82,12 @@ def reused_pages(
         entry = keys[index]
         sha256 = hashlib.sha256(page.content).hexdigest()
         cache.write(SCAN, entry, lambda: dump_scan(page, sha256))
-        cache.write(HTML, entry, page.content, file=True)
+        stored = cache.write(HTML, entry, page.content, file=True)
         cache.hold(SCAN, entry, page)
         if not html:
             return replace(page, content=b"")
-        return _left_on_disk(page, cache, entry, sha256, on_disk)
+        # Only the entry just written: an older one under this key may be damaged.
+        return _left_on_disk(page, cache, entry, sha256, on_disk if stored else None)
 
     rendered = run_each(lambda position: made(missing[position]), len(missing), jobs, stored)
     found.update(zip(missing, rendered, strict=True))

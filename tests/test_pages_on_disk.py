@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from site_builder import stored_pages
+from site_builder.cache import BuildCache
 from site_builder.config import BuildConfig
 from site_builder.models import BuildReport, Page
 from site_builder.pipeline import build
@@ -99,3 +101,25 @@ def test_a_build_that_fails_its_checks_gives_its_pages_back_with_their_bytes(
     assert any(finding.severity == "error" for finding in report.findings)
     for page in guide_pages(report):
         assert page.stored is None and page.content.startswith(b"<!doctype html>")
+
+
+def test_a_page_whose_entry_cannot_be_written_never_links_an_older_one(
+    project: Project, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    config = BuildConfig.for_root(project.root)
+    build(config, write=False)
+    cache = project.root / ".cache"
+    for entry in cache.glob(f"v*/{stored_pages.SCAN}/*"):
+        entry.unlink()  # the pages are rendered again...
+    for entry in cache.glob(f"v*/{stored_pages.HTML}/*"):
+        entry.write_bytes(b"<p>damaged</p>")  # ...over damaged entries of their keys...
+    original = BuildCache._store
+
+    def full_disk(
+        self: BuildCache, kind: str, key: str, payload: bytes, file: bool = False
+    ) -> bool:
+        return False if kind == stored_pages.HTML else original(self, kind, key, payload, file)
+
+    monkeypatch.setattr(BuildCache, "_store", full_disk)  # ...that cannot be replaced
+    assert build(config).written
+    assert tree_digest(project.out) == cold_site(project, tmp_path)
