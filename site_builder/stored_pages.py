@@ -46,9 +46,10 @@ def reused_pages(
     """Return `[scan(i, render(i)) for i in range(count)]`: each from the cache when its
     entries for its key read back, the others rendered over `jobs` processes and stored.
     Without `html` the pages come back without their bytes (an audit needs only what they
-    declare); with `on_disk` (a folder of this build's) and a cache, each with its bytes
-    left in the cache's file and linked into that folder (`Page.stored`), not held. With `later` (the preview, which shows a rebuild before checking it) a
-    page rendered now is scanned and stored by `finished`."""
+    declare); with `on_disk` (a folder of this build's, see `links_folder`), each with its
+    bytes left in the cache's file and linked into that folder (`Page.stored`), not held.
+    With `later` (the preview, which shows a rebuild before checking it) a page rendered now
+    is scanned and stored by `finished`."""
 
     def made(index: int) -> Page:
         page = render(index)
@@ -124,7 +125,7 @@ def _left_on_disk(
     """Return the page without its bytes, which its cache entry holds, if that entry can be
     linked into `folder` (this build's: no other build's pruning can remove them there);
     else the page as it is."""
-    if folder is None or cache.memory is not None:
+    if folder is None:
         return page
     held = folder / sha256
     try:
