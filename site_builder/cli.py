@@ -29,6 +29,7 @@ from site_builder.report import (
     format_json,
     format_text,
     format_timings,
+    outcome,
     problems_as_findings,
 )
 from site_builder.scaffold import scaffold_guide
@@ -165,7 +166,7 @@ def main(argv: Sequence[str] | None = None, default_root: Path | None = None) ->
     try:
         with _stopped_by_sigterm(), stage_display(not args.quiet and args.format == "text") as show:
             report = build(config, write=not args.audit, on_stage=show, html=not args.audit)
-            if args.format == "json":  # read here, where a damaged cache is one line
+            if args.format == "json" or args.audit:  # read here: a damaged cache is one line
                 report = replace(report, verifications=tuple(report.verifications))
     except KeyboardInterrupt:
         print(
@@ -194,26 +195,8 @@ def main(argv: Sequence[str] | None = None, default_root: Path | None = None) ->
         print(text, file=sys.stderr)
     if not args.quiet and args.format == "text":
         seconds = time.perf_counter() - started
-        action = (
-            "Audited" if args.audit else f"Built {len(report.pages)} files into {config.out_dir}"
-        )
-        if report.unchanged:
-            action = f"Up to date: nothing changed since {config.out_dir} was built"
-        acknowledged = counts(findings)["acknowledged"]
-        note = _drafts_note(report.drafts, config)
-        if acknowledged and not args.audit:
-            note += f" ({acknowledged} acknowledged warning(s) not shown; --audit lists them)"
-        print(f"{action}: {report.guides} guides{note} in {seconds:.2f}s.")
+        print(outcome(report, config.out_dir, args.audit, config.include_drafts, seconds))
     return 0
-
-
-def _drafts_note(drafts: Sequence[str], config: BuildConfig) -> str:
-    """Say how many drafts the build left out or included."""
-    if not drafts:
-        return ""
-    if config.include_drafts:
-        return f" (including {len(drafts)} draft(s))"
-    return f" ({len(drafts)} draft(s) left out: {', '.join(drafts)}; --drafts writes them)"
 
 
 def _failed(

@@ -72,7 +72,9 @@ def build(
 
     Drafts are checked like every guide; unless `config.include_drafts`, the site written is
     rendered again without them, and that deploy is checked too. A build to write whose
-    inputs are those of the build that wrote the output folder (unchanged since) does nothing.
+    inputs are those of the build that wrote the output folder (unchanged since) does nothing;
+    so does an audit (`write` and `html` false) whose inputs are those of an earlier build or
+    audit: their report is read back.
 
     The preview passes its own `cache` (kept in memory between rebuilds) and `serve`: the
     site's files are handed to it instead of written (the preview serves them from memory).
@@ -88,11 +90,12 @@ def build(
         cache.begin()
     key, since = "", time.time_ns()
     times: dict[str, tuple[int, int]] = {}
-    if cache is not None and write and search and serve is None:
+    audit = not write and not html  # `--audit`: the report alone
+    if cache is not None and serve is None and (audit or (write and search)):
         with clock.stage("unchanged"):
             times = input_times(config)
             key = inputs_key(config, cache)
-            earlier = remembered(cache, key, config.out_dir)
+            earlier = remembered(cache, key, None if audit else config.out_dir)
         if earlier is not None:
             return replace(earlier, timings=tuple(clock.seconds.items()), unchanged=True)
     with clock.stage("load"):
@@ -104,11 +107,11 @@ def build(
     with using(normalized.vocabulary):
         output = Output(write, search, serve, html or write)
         report = _build(normalized, config, output, clock, cache)
-        if key and report.written:
-            with clock.stage("write"):
-                # Inputs saved while this build ran: the next build must not skip.
+        if key and (report.written or audit):
+            with clock.stage("write" if report.written else "remember"):
+                # Inputs saved while this build ran: the next one must not skip.
                 if inputs_unchanged(config, times, key, since):
-                    remember(cache, key, report, config.out_dir)
+                    remember(cache, key, report, config.out_dir if report.written else None)
     return replace(report, timings=tuple(clock.seconds.items()))
 
 

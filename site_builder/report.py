@@ -20,10 +20,11 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from itertools import groupby
+from pathlib import Path
 
 from site_builder.claims import Verification
 from site_builder.errors import Problem, one_line
-from site_builder.models import Finding
+from site_builder.models import BuildReport, Finding
 from site_builder.overlap import CLOSEST_CHECK, NEAR_DUPLICATE, STRONG_OVERLAP
 
 SCHEMA = "glm52-audit/1"
@@ -201,3 +202,25 @@ def format_timings(timings: Sequence[tuple[str, float]]) -> str:
     total = sum(seconds for _, seconds in timings)
     stages = ", ".join(f"{name} {seconds:.2f} s" for name, seconds in timings)
     return f"Stage times: {stages}; total {total:.2f} s."
+
+
+def outcome(
+    report: BuildReport, out_dir: Path, audit: bool, include_drafts: bool, seconds: float
+) -> str:
+    """The command's last line: what it did, with how many guides and drafts, in how long."""
+    if audit:
+        action = "Audited (nothing changed since the last check)" if report.unchanged else "Audited"
+    elif report.unchanged:
+        action = f"Up to date: nothing changed since {out_dir} was built"
+    else:
+        action = f"Built {len(report.pages)} files into {out_dir}"
+    drafts = report.drafts
+    note = ""
+    if drafts and include_drafts:
+        note = f" (including {len(drafts)} draft(s))"
+    elif drafts:
+        note = f" ({len(drafts)} draft(s) left out: {', '.join(drafts)}; --drafts writes them)"
+    acknowledged = counts(report.findings)["acknowledged"]
+    if acknowledged and not audit:
+        note += f" ({acknowledged} acknowledged warning(s) not shown; --audit lists them)"
+    return f"{action}: {report.guides} guides{note} in {seconds:.2f}s."

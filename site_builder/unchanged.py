@@ -1,12 +1,13 @@
-"""Skip a build whose inputs have not changed since it wrote the output folder.
+"""Skip a build or an audit whose inputs have not changed since one was done.
 
-After a build writes the site, the cache keeps the digest of everything it read (every file
-under `records/`, `content/`, `templates/` and `static/`, the builder's code, the build's date
-and kind), the size and modification time of every file it wrote, and its report. The next
-build with the same digest, into an output folder that still holds exactly those files, reads
-the report back instead of building: the site on disk is already what it would write. Each
-input file's sha256 is kept under its status (size, times, inode), so a file whose status did
-not change is not read again.
+After a build or an audit, the cache keeps its report (findings, pages, the cache keys of its
+verifications) under the digest of everything it read: every file under `records/`,
+`content/`, `templates/` and `static/`, the builder's code, the build's date and kind. A build
+that wrote the site also keeps the size and modification time of every file it wrote. An
+audit with the same digest reads the report back; so does a build into an output folder that
+still holds exactly those files (the site on disk is already what it would write). Each input
+file's sha256 is kept under its status (size, times, inode), so a file whose status did not
+change is not read again.
 """
 
 from __future__ import annotations
@@ -28,6 +29,9 @@ from site_builder.models import BuildReport, Finding, Page
 from site_builder.reuse import VERIFICATION_CODEC, VERIFY, code_digest
 
 KIND = "build"
+"""The cache kind of what a build wrote, by its inputs' key and output folder."""
+REPORT = "report"
+"""The cache kind of a build's or an audit's report, by its inputs' key."""
 DIGESTS = "input digests"
 """The cache kind of the input files' digests, by project and output folder."""
 RECENT_NS = 2_000_000_000
@@ -42,7 +46,6 @@ def inputs_key(config: BuildConfig, cache: BuildCache | None = None) -> str:
     write since has changed it)."""
     parts: list[str | bytes] = [
         code_digest(),
-        str(config.out_dir),
         config.build_date.isoformat(),
         str(config.include_drafts),
         str(config.production),
@@ -107,33 +110,38 @@ def inputs_unchanged(
     return not recent or inputs_key(config) == key
 
 
-def remembered(cache: BuildCache, key: str, out_dir: Path) -> BuildReport | None:
-    """Return the report of the build with this key, if the output folder is as it left it."""
-    data = cache.read(KIND, key)
-    if data is None:
-        return None
+def remembered(cache: BuildCache, key: str, out_dir: Path | None = None) -> BuildReport | None:
+    """Return the report of the build or audit with this key; with `out_dir`, only that of a
+    build that wrote it, if the folder is as that build left it."""
     try:
-        raw = json.loads(data)
-        if _manifest(out_dir) != {path: tuple(stat) for path, stat in raw["files"].items()}:
+        if out_dir is not None:
+            data = cache.read(KIND, digest(key, str(out_dir)))
+            if data is None or _manifest(out_dir) != {
+                path: tuple(stat) for path, stat in json.loads(data).items()
+            }:
+                return None
+        data = cache.read(REPORT, key)
+        if data is None:
             return None
+        raw = json.loads(data)
         # The files are on disk, as the manifest shows: the report names them, unread.
         pages = tuple(Page(path, b"") for path in raw["pages"])
         findings = tuple(_finding(fields) for fields in raw["findings"])
         verified = raw["verified"]
         if not all(cache.file(VERIFY, entry).is_file() for entry, _ in verified):
-            return None  # pruned since: the JSON report could not list them
-    except (OSError, ValueError, KeyError, TypeError):
+            return None  # pruned since: the report could not list them
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return None
     verifications = _StoredVerifications(cache, verified)
     return BuildReport(pages, findings, raw["guides"], verifications, drafts=tuple(raw["drafts"]))
 
 
-def remember(cache: BuildCache, key: str, report: BuildReport, out_dir: Path) -> None:
-    """Keep what the next build with the same inputs needs to skip its work: its output
-    files, findings and the cache keys of its verifications (read only if the report shows
-    them: encoding 10,000 of them again took 3.5 s)."""
+def remember(cache: BuildCache, key: str, report: BuildReport, out_dir: Path | None) -> None:
+    """Keep what the next build or audit with the same inputs needs to skip its work: the
+    report's findings, pages and the cache keys of its verifications (read only if the report
+    shows them: encoding 10,000 of them again took 3.5 s), and with `out_dir` the files the
+    build wrote there."""
     raw = {
-        "files": _manifest(out_dir),
         "pages": [page.path for page in report.pages],
         "findings": [
             [_plain(getattr(f, name)) for name in _FINDING_FIELDS] for f in report.findings
@@ -142,8 +150,12 @@ def remember(cache: BuildCache, key: str, report: BuildReport, out_dir: Path) ->
         "drafts": list(report.drafts),
         "verified": [[checked.stored_as, checked.source] for checked in report.verifications],
     }
-    cache.write(KIND, key, json.dumps(raw, ensure_ascii=False).encode("utf-8"))
-    cache.prune(KIND)
+    cache.write(REPORT, key, json.dumps(raw, ensure_ascii=False).encode("utf-8"))
+    cache.prune(REPORT)
+    if out_dir is not None:
+        files = json.dumps(_manifest(out_dir)).encode("utf-8")
+        cache.write(KIND, digest(key, str(out_dir)), files)
+        cache.prune(KIND)
 
 
 class _StoredVerifications(Sequence[Verification]):

@@ -396,6 +396,49 @@ def test_an_up_to_date_build_reports_the_records_verifications_as_the_build_did(
     assert json.loads(rebuilt.stdout) == json.loads(first.stdout)
 
 
+def _findings(stderr: str) -> list[str]:
+    """The report's lines, without the stage times."""
+    return [line for line in stderr.splitlines() if not line.startswith("Stage times")]
+
+
+def test_an_audit_with_nothing_changed_reads_the_checks_back(project: Project) -> None:
+    first = project.run("--audit")
+    assert first.returncode == 0, first.stderr
+    again = project.run("--audit", "--timings")
+    assert again.returncode == 0, again.stderr
+    assert "Audited (nothing changed since the last check)" in again.stdout
+    assert "Stage times: unchanged" in again.stderr and "render" not in again.stderr
+    assert _findings(again.stderr) == _findings(first.stderr)
+    assert not project.out.exists()  # an audit writes no site
+    # A build with the same inputs gives the same findings, which the next audit reads back.
+    assert project.run().returncode == 0
+    as_json = project.run("--audit", "--format", "json", "--timings")
+    assert "render" not in as_json.stderr
+    cold = project.run("--audit", "--format", "json", "--no-cache")
+    assert json.loads(as_json.stdout) == json.loads(cold.stdout)
+    assert len(json.loads(as_json.stdout)["records"]) == 4
+
+
+def test_an_audit_checks_again_after_any_change_and_keeps_its_errors(project: Project) -> None:
+    assert project.run("--audit").returncode == 0
+    name = "000_f07234cca5c1d19d.json"
+    data = project.record(name)
+    data["sourceReceipts"][0]["sha256"] = "abc123"  # a contradiction: a check error
+    project.save_record(name, data)
+    failed = project.run("--audit", "--timings")
+    assert failed.returncode == 1 and "render" in failed.stderr
+    assert "sourceReceipts.0.sha256: expected 64 lower-case hex digits" in failed.stderr
+    again = project.run("--audit", "--timings")
+    assert again.returncode == 1 and "render" not in again.stderr
+    assert _findings(again.stderr) == _findings(failed.stderr)
+    cold = project.run("--audit", "--no-cache")
+    assert _findings(cold.stderr) == _findings(failed.stderr)
+    # A verification pruned since is checked again, not reported from memory.
+    for entry in (project.root / ".cache").glob("v*/verify/*"):
+        entry.unlink()
+    assert "verify" in project.run("--audit", "--timings").stderr
+
+
 @pytest.mark.parametrize(
     "change",
     ["record", "prose", "template", "static", "output-edited", "output-removed", "date"],
