@@ -21,7 +21,7 @@ from typing import Any, TypeVar
 
 T = TypeVar("T")
 
-VERSION = "3"
+VERSION = "4"
 """Bumped when the entry format changes; entries of other versions are never read."""
 _MISSING = object()
 STALE_TEMPORARY_SECONDS = 3600

@@ -5,9 +5,10 @@ Also how a recomputed number is compared with the recorded one: at the record's 
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import Any, Literal, NamedTuple
+from typing import Any, Literal, NamedTuple, overload
 
 CheckState = Literal["verified", "unverifiable", "contradicted", "unexplained"]
 """unexplained: a derived number no rule covers and no formula inferred from its inputs gives."""
@@ -33,19 +34,79 @@ class ClaimCheck(NamedTuple):
     """Whether `formula` was inferred from the names and values beside the field (no rule)."""
 
 
+class LaterChecks(Sequence[ClaimCheck]):
+    """Every check of a verification kept in the build cache, read when first asked (a page to
+    render): the checks, the report and the report's counts need only the checks that did not
+    verify and how many there are, known at once. A record has hundreds of checks, and 10,000
+    records held 800 MB of them."""
+
+    def __init__(
+        self,
+        unsettled: tuple[ClaimCheck, ...],
+        counted: tuple[int, int],
+        load: Callable[[], tuple[ClaimCheck, ...]],
+    ) -> None:
+        self.unsettled = unsettled
+        self.counted = counted
+        """How many checks there are, and how many of them an inferred formula verified."""
+        self._load: Callable[[], tuple[ClaimCheck, ...]] | None = load
+        self._checks: tuple[ClaimCheck, ...] = ()
+
+    def _all(self) -> tuple[ClaimCheck, ...]:
+        if self._load is not None:
+            self._checks, self._load = self._load(), None
+        return self._checks
+
+    @overload
+    def __getitem__(self, index: int) -> ClaimCheck: ...
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[ClaimCheck]: ...
+    def __getitem__(self, index: int | slice) -> ClaimCheck | Sequence[ClaimCheck]:
+        return self._all()[index]
+
+    def __iter__(self) -> Iterator[ClaimCheck]:
+        return iter(self._all())
+
+    def __len__(self) -> int:
+        return self.counted[0]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Sequence):
+            return NotImplemented
+        return self._all() == tuple(other)
+
+    __hash__ = None  # type: ignore[assignment]
+
+
 @dataclass(frozen=True)
 class Verification:
     """Every claim check of one record, plus warnings that are not contradictions."""
 
     source: str
-    checks: tuple[ClaimCheck, ...]
+    checks: Sequence[ClaimCheck]
+    """A tuple, or for a verification a build read back from its cache, `LaterChecks`."""
     warnings: tuple[tuple[str, str], ...] = ()
     stored_as: str = field(default="", compare=False)
     """Its key in the build cache, if it is there (a later build may read it back)."""
 
+    @property
+    def unsettled(self) -> tuple[ClaimCheck, ...]:
+        """The checks that did not verify, in order: what the checks and the report show."""
+        if isinstance(self.checks, LaterChecks):
+            return self.checks.unsettled
+        return tuple(check for check in self.checks if check.state != "verified")
+
+    @property
+    def inferred(self) -> int:
+        """How many checks a formula inferred from the record (no rule) verified."""
+        if isinstance(self.checks, LaterChecks):
+            return self.checks.counted[1]
+        return sum(1 for check in self.checks if check.inferred and check.state == "verified")
+
     def count(self, state: CheckState) -> int:
         """Return how many checks ended in `state`."""
-        return sum(1 for check in self.checks if check.state == state)
+        unsettled = sum(1 for check in self.unsettled if check.state == state)
+        return len(self.checks) - len(self.unsettled) if state == "verified" else unsettled
 
     def state_of(self, path: str) -> CheckState | None:
         """Return the state of the check on `path`, if one ran."""

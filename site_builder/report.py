@@ -79,17 +79,15 @@ def format_text(
     if include_info and verifications:
         lines.append("Record verification (claims checked, verified, unverifiable, contradicted):")
         for verification in verifications:
-            inferred = sum(
-                1 for check in verification.checks if check.inferred and check.state == "verified"
-            )
             lines.append(
                 f"  {verification.source}: {len(verification.checks)} checked, "
-                f"{verification.count('verified')} verified ({inferred} by an inferred formula), "
+                f"{verification.count('verified')} verified "
+                f"({verification.inferred} by an inferred formula), "
                 f"{verification.count('unverifiable')} unverifiable, "
                 f"{verification.count('unexplained')} unexplained, "
                 f"{verification.count('contradicted')} contradicted"
             )
-            for check in verification.checks:
+            for check in verification.unsettled:
                 if check.state == "unverifiable":
                     lines.append(f"    unverifiable {check.path}: {check.reason}")
                 elif check.state == "unexplained":
@@ -169,9 +167,7 @@ def _record_section(verification: Verification) -> dict[str, object]:
         "source": verification.source,
         "checked": len(verification.checks),
         "verified": verification.count("verified"),
-        "inferred": sum(
-            1 for check in verification.checks if check.inferred and check.state == "verified"
-        ),
+        "inferred": verification.inferred,
         "unverifiable": verification.count("unverifiable"),
         "unexplained": verification.count("unexplained"),
         "contradicted": verification.count("contradicted"),
@@ -185,8 +181,7 @@ def _record_section(verification: Verification) -> dict[str, object]:
                 "reason": check.reason,
                 "formula": check.formula,
             }
-            for check in verification.checks
-            if check.state != "verified"
+            for check in verification.unsettled
         ],
     }
 

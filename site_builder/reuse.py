@@ -15,16 +15,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Hashable, Iterable
-from functools import cache, partial
+from functools import cache
 from importlib import metadata
 from pathlib import Path
 from typing import Any, TypeVar
 
 from site_builder.cache import BuildCache, digest
-from site_builder.claims import ClaimCheck, Verification
 from site_builder.fragments import runs
 from site_builder.models import Guide, Site
-from site_builder.workers import run_each
 
 T = TypeVar("T")
 
@@ -231,59 +229,5 @@ def _summary(guide: Guide) -> tuple[Any, ...]:
     )
 
 
-def dump_verification(verification: Verification) -> bytes:
-    """Return a verification as JSON: each check a list of its fields, in order."""
-    checks = [list(check) for check in verification.checks]
-    raw = {"source": verification.source, "checks": checks, "warnings": verification.warnings}
-    return json.dumps(raw, ensure_ascii=False).encode("utf-8")
-
-
-def load_verification(data: bytes) -> Verification:
-    """Return the verification `dump_verification` wrote."""
-    raw = json.loads(data)
-    checks = tuple(map(ClaimCheck._make, raw["checks"]))
-    warnings = tuple((path, problem) for path, problem in raw["warnings"])
-    return Verification(raw["source"], checks, warnings)
-
-
-def reused_or_computed(
-    cache: BuildCache | None,
-    kind: str,
-    count: int,
-    key: Callable[[int], str],
-    task: Callable[[int], T],
-    codec: tuple[Callable[[T], bytes], Callable[[bytes], T]],
-    jobs: int,
-) -> list[T]:
-    """Return `[task(i) for i in range(count)]`: each from the cache when an entry for its key
-    is there and reads back, the others computed over `jobs` processes and stored."""
-    if cache is None:
-        return run_each(task, count, jobs)
-    dump, load = codec
-    keys = [key(index) for index in range(count)]
-    found: dict[int, T] = {}
-    for index, entry in enumerate(keys):
-        held = cache.recall(kind, entry)
-        if held is not None:
-            found[index] = held  # type: ignore[assignment]
-            continue
-        data = cache.read(kind, entry)
-        if data is not None:
-            try:
-                found[index] = load(data)
-            except (ValueError, KeyError, TypeError):  # a damaged entry: compute it again
-                cache.misses += 1
-                continue
-            cache.hold(kind, entry, found[index])
-    missing = [index for index in range(count) if index not in found]
-    computed = run_each(lambda position: task(missing[position]), len(missing), jobs)
-    for index, value in zip(missing, computed, strict=True):
-        cache.write(kind, keys[index], partial(dump, value))
-        cache.hold(kind, keys[index], value)
-        found[index] = value
-    return [found[index] for index in range(count)]
-
-
 VERIFY = "verify"
 """The kind of cache entry a record's verification is."""
-VERIFICATION_CODEC = (dump_verification, load_verification)

@@ -25,8 +25,9 @@ from site_builder.cache import BuildCache, digest
 from site_builder.claims import Verification
 from site_builder.config import BuildConfig
 from site_builder.errors import OutputError
+from site_builder.kept_verifications import load_verification
 from site_builder.models import BuildReport, Finding, Page
-from site_builder.reuse import VERIFICATION_CODEC, VERIFY, code_digest
+from site_builder.reuse import VERIFY, code_digest
 
 KIND = "build"
 """The cache kind of what a build wrote, by its inputs' key and output folder."""
@@ -174,7 +175,7 @@ class _StoredVerifications(Sequence[Verification]):
                 if data is None:
                     message = f"the verification of {source} is gone; build again"
                     raise OutputError(self._cache.folder, message)
-                items.append(VERIFICATION_CODEC[1](data))
+                items.append(load_verification(data))
             self._items = items
         return self._items
 

@@ -12,6 +12,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import replace
 from datetime import datetime
 from fnmatch import fnmatchcase
+from functools import partial
 from itertools import pairwise
 from typing import Any
 
@@ -19,17 +20,13 @@ from site_builder.cache import BuildCache
 from site_builder.claims import ClaimCheck, Verification, agrees, rounded
 from site_builder.formula import FormulaError, evaluate
 from site_builder.infer import NO_RULE, Node, infer
+from site_builder.kept_verifications import kept_or_verified
 from site_builder.measurements import uncaveated_measurements
 from site_builder.models import Evidence, Site
-from site_builder.reuse import (
-    VERIFICATION_CODEC,
-    VERIFY,
-    reused_or_computed,
-    verification_key,
-    verify_digest,
-)
+from site_builder.reuse import verification_key, verify_digest
 from site_builder.schema import DerivedRule, RuleFile, is_http_url
 from site_builder.vocabulary import in_use
+from site_builder.workers import run_each
 
 _HEX = re.compile(r"^[0-9a-f]+$")
 _COMMIT_KEY = re.compile(r"(commit|revision|head|sha)$", re.IGNORECASE)
@@ -42,17 +39,14 @@ def verify_site(
 ) -> dict[str, Verification]:
     """Verify every guide's record (over `jobs` processes, or from `cache`); by operationId."""
     guides, rules = site.guides, site.rules
-    context = verify_digest(site) if cache else ""
-    keys = [verification_key(guide, context, cache) if cache else "" for guide in guides]
-    checked = reused_or_computed(
-        cache,
-        VERIFY,
-        len(guides),
-        keys.__getitem__,
-        lambda index: verify(guides[index].evidence, rules),
-        VERIFICATION_CODEC,
-        jobs,
-    )
+    tasks = [partial(verify, guide.evidence, rules) for guide in guides]
+    if cache is None:
+        checked = run_each(lambda index: tasks[index](), len(tasks), jobs)
+        keys = [""] * len(guides)
+    else:
+        context = verify_digest(site)
+        keys = [verification_key(guide, context, cache) for guide in guides]
+        checked = kept_or_verified(cache, keys, tasks, jobs)
     return {
         guide.evidence.operation_id: replace(done, stored_as=key) if key else done
         for guide, done, key in zip(guides, checked, keys, strict=True)

@@ -39,6 +39,7 @@ ORDER = [
     "scaffold",
     "fragments",
     "reuse",
+    "kept_verifications",
     "stored_pages",
     "unchanged",
     "verify",
