@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import hashlib
+import shutil
 from typing import Any
 
 import pytest
 
-from site_builder import render
+from site_builder import render, unchanged
 from site_builder.cache import VERSION, BuildCache
 from site_builder.cli import main
 from site_builder.config import BuildConfig
@@ -29,11 +30,18 @@ def counted_calls(monkeypatch: pytest.MonkeyPatch) -> list[None]:
     return calls
 
 
+def forget_reports(project: Project) -> None:
+    """Remove the reports kept for the up-to-date check, so the next audit runs its checks."""
+    for folder in (project.root / ".cache").glob(f"v*/{unchanged.REPORT}"):
+        shutil.rmtree(folder)
+
+
 def test_an_audit_reads_the_pages_scans_and_no_html(
     project: Project, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     written = build(BuildConfig.for_root(project.root))
     assert written.written
+    forget_reports(project)
     kinds: list[str] = []
     read = BuildCache.read
 
@@ -56,6 +64,7 @@ def test_an_audit_holds_no_page_html_and_finds_what_a_build_finds(project: Proje
     config = BuildConfig.for_root(project.root)
     cold = build(BuildConfig.for_root(project.root, cache=False), write=False)
     for _ in range(2):  # the first fills the cache, the second reads it
+        forget_reports(project)
         audited = build(config, write=False, html=False)
         guides = [page for page in audited.pages if page.shingles is not None]
         assert len(guides) == 4 and all(page.content == b"" for page in guides)
