@@ -16,7 +16,7 @@ from pydantic import ValidationError
 
 from site_builder.errors import Problem
 from site_builder.inputs import RawRecord
-from site_builder.models import Evidence, NearbyPage, Receipt
+from site_builder.record_model import Evidence, NearbyPage, Receipt, RecordBody
 from site_builder.schema import JsonValue, RecordCore
 from site_builder.vocabulary import Vocabulary
 
@@ -45,23 +45,26 @@ def record_evidence(
     claims = dict(overlap_facts)
     distinct = claims.get(words.overlap.distinct_intent)
     count = claims.get(words.overlap.sitemap_count)
-    return Evidence(
-        source=raw.source,
-        operation_id=core.operation_id,
-        checked_at=core.checked_at,
-        status=core.status,
-        verdict=verdict,
+    body = RecordBody(
         decision=details,
         boundary=tuple(fact for fact, _ in boundary),
         revisions=tuple(core.revisions.items()),
         model_facts=tuple(core.model_facts.items()),
         receipts=tuple(_receipt(r.model_dump(), words) for r in core.source_receipts),
         invariants=tuple(core.invariants.items()),
-        nearby=nearby,
-        nearby_note=note,
         overlap_facts=overlap_facts,
         sections=tuple((key, value) for key, value in raw.data.items() if key not in known),
         record=raw.data,
+    )
+    return Evidence(
+        source=raw.source,
+        operation_id=core.operation_id,
+        checked_at=core.checked_at,
+        status=core.status,
+        verdict=verdict,
+        nearby=nearby,
+        nearby_note=note,
+        body=body,
         decision_at=decision_at,
         boundary_at=tuple(at for _, at in boundary),
         overlap_at=words.overlap.key,

@@ -11,7 +11,7 @@ import os
 import re
 import stat
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -41,15 +41,26 @@ _OPERATION_ID = re.compile(r'"operationId"\s*:\s*"([A-Za-z0-9._-]{1,100})"')
 
 
 def load_inputs(
-    config: BuildConfig, cache: BuildCache | None = None, known: KnownFiles | None = None
+    config: BuildConfig,
+    cache: BuildCache | None = None,
+    known: KnownFiles | None = None,
+    kept: Collection[str] = frozenset(),
 ) -> Inputs:
     """Read every input file, collecting read problems; a memory cache skips unchanged ones,
-    and with `known` (the preview's) files nobody saw change are not looked at."""
+    and with `known` (the preview's) files nobody saw change are not looked at. The records
+    `kept` (by source: `kept_records`) are not read."""
     problems: list[Problem] = []
     records = [
         RawRecord(source, data)
         for source, data in _read_each(
-            config, config.records_dir, "*.json", decode_record, problems, cache, known=known
+            config,
+            config.records_dir,
+            "*.json",
+            decode_record,
+            problems,
+            cache,
+            known=known,
+            leave=kept,
         )
     ]
     unreadable_ids = frozenset(
@@ -189,12 +200,14 @@ def _read_each(
     cache: BuildCache | None = None,
     skip: Path | None = None,
     known: KnownFiles | None = None,
+    leave: Collection[str] = frozenset(),
 ) -> Iterator[tuple[str, Any]]:
-    """Yield (source, decoded) for each matching file in sorted order (none under `skip`);
-    record problems. With `known`, a folder's files that did not change are not looked at."""
+    """Yield (source, decoded) for each matching file in sorted order (none under `skip`, none
+    in `leave`); record problems. With `known`, a folder's files that did not change are not
+    looked at."""
 
     def read(entry: Entry) -> tuple[str, Any] | Problem | None:
-        return _read_one(config, entry, decode, cache, skip)
+        return _read_one(config, entry, decode, cache, skip, leave)
 
     if known is not None and WILDCARD.search(pattern):
         outcomes = known.each(decode.__qualname__, folder, pattern, read)
@@ -213,9 +226,11 @@ def _read_one(
     decode: Callable[[bytes], Any],
     cache: BuildCache | None,
     skip: Path | None,
+    leave: Collection[str] = frozenset(),
 ) -> tuple[str, Any] | Problem | None:
     """Return (source, decoded) for one listed file, the problem reading it, or None when it
-    is not a file to read (a folder, something under `skip`, gone since the listing)."""
+    is not a file to read (a folder, something under `skip`, gone since the listing, one to
+    `leave`)."""
     name, root = entry.path, f"{config.root}/"
     if skip is not None and Path(name).is_relative_to(skip):
         return None
@@ -231,7 +246,7 @@ def _read_one(
         if not path.exists():
             return Problem(source, "file", "cannot be read: the symlink points nowhere")
         info = None  # the file it names is read every time
-    elif not stat.S_ISREG(info.st_mode):
+    elif not stat.S_ISREG(info.st_mode) or source in leave:  # a symlink is always read
         return None
     if info is None and not os.path.isfile(name):
         return None

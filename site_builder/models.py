@@ -10,90 +10,23 @@ from functools import cached_property
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
-
 from site_builder.claims import Verification
 from site_builder.declared import PageScan, Shingles
 from site_builder.errors import Problem
 from site_builder.images import ContentImage
 from site_builder.inputs import Asset
 from site_builder.links import ProseLink
+from site_builder.record_model import Evidence
 from site_builder.schema import (
     Acknowledgement,
     FrontMatter,
-    JsonValue,
     RegistryEntry,
     RuleFile,
-    Scalar,
     SiteSettings,
 )
 from site_builder.vocabulary import Vocabulary
 
 # --- the normalised guide (normalize.py, assemble.py) --------------------------------------
-
-
-class Receipt(BaseModel):
-    """A pinned source: what it is, where it was fetched, its size and hash."""
-
-    model_config = ConfigDict(frozen=True)
-
-    name: str
-    url: str
-    bytes: int
-    sha256: str
-    extra: tuple[tuple[str, JsonValue], ...] = ()
-
-
-class NearbyPage(BaseModel):
-    """An existing page the overlap audit compares this guide with."""
-
-    model_config = ConfigDict(frozen=True)
-
-    url: str
-    reader_job: str
-    difference: str
-
-
-class Evidence(BaseModel):
-    """One audit record with its spelling variants resolved and its editorial parts removed.
-
-    The one typed model of a record that every later stage reads, resolved by the record
-    vocabulary (`evidence`); templates never see the raw keys or their spelling variants.
-    """
-
-    model_config = ConfigDict(frozen=True)
-
-    source: str
-    operation_id: str
-    checked_at: datetime
-    status: str
-    verdict: str
-    decision: tuple[tuple[str, JsonValue], ...]
-    boundary: tuple[tuple[str, JsonValue], ...]
-    revisions: tuple[tuple[str, Scalar], ...]
-    model_facts: tuple[tuple[str, JsonValue], ...]
-    receipts: tuple[Receipt, ...]
-    invariants: tuple[tuple[str, bool], ...]
-    nearby: tuple[NearbyPage, ...]
-    nearby_note: str
-    overlap_facts: tuple[tuple[str, JsonValue], ...]
-    sections: tuple[tuple[str, JsonValue], ...]
-    record: dict[str, JsonValue]
-    decision_at: str = "decision"
-    """The JSON path of the decision object, so its values carry their full paths."""
-    boundary_at: tuple[str, ...] = ()
-    """The JSON path of each `boundary` fact, in the same order."""
-    overlap_at: str = ""
-    """The JSON path of the overlap audit."""
-    distinct_intent: bool | None = None
-    """The overlap audit's claim that this guide's intent is distinct, if it makes one."""
-    sitemap_count: int | None = None
-    """The canonicals the live sitemap had when the record was checked, if counted."""
-    runtime_counts: tuple[tuple[str, int], ...] = ()
-    """The boundary's runtime counts by noun: (('GPU run', 0), ('model call', 0))."""
-    pinned_release: str = ""
-    """The release tag the audit pins, if its revisions name one."""
-    """The whole record without its editorial sections: what the verification reads."""
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,7 @@ from site_builder.formula import FormulaError, parse
 from site_builder.images import inspect_image
 from site_builder.inputs import Inputs, RawDoc
 from site_builder.models import Doc, Normalized
+from site_builder.record_model import Evidence
 from site_builder.schema import (
     Acknowledgement,
     AcknowledgementFile,
@@ -35,9 +36,15 @@ Model = TypeVar("Model", bound=BaseModel)
 T = TypeVar("T")
 
 
-def normalize(inputs: Inputs, cache: BuildCache | None = None) -> Normalized:
+def normalize(
+    inputs: Inputs,
+    cache: BuildCache | None = None,
+    kept: Callable[[Vocabulary], list[Evidence]] | None = None,
+) -> Normalized:
     """Validate every input, keeping the valid ones and every problem for `assemble` to report;
-    a `cache` in memory (the preview's) validates only records and front matter that changed."""
+    a `cache` in memory (the preview's) validates only records and front matter that changed.
+    `kept` gives the Evidence of the records that were valid and have not changed since
+    (`kept_records`), which were not read."""
     problems = list(inputs.problems)
     settings = _validate(SiteSettings, inputs.settings.front, inputs.settings.source, "", problems)
     # The same object while the file is unchanged: its spelling remembers the headings it made.
@@ -54,6 +61,10 @@ def normalize(inputs: Inputs, cache: BuildCache | None = None) -> Normalized:
             )
             if item:
                 evidence.append(item)
+        if kept is not None:
+            read = {record.source for record in inputs.records}
+            evidence += (item for item in kept(vocabulary) if item.source not in read)
+            evidence.sort(key=lambda item: item.source)
     docs = []
     for raw in inputs.docs:
         check = partial(_validate, FrontMatter, raw.front, raw.source, "front matter.")

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, replace
+from functools import partial
 
 from site_builder.acknowledge import acknowledge
 from site_builder.assemble import assemble
@@ -14,16 +16,18 @@ from site_builder.checks import check_published, ordered, run_checks
 from site_builder.claims import Verification
 from site_builder.config import BuildConfig
 from site_builder.deploy import static_pages
+from site_builder.kept_records import HEADS, KeptHeads
 from site_builder.listing import KnownFiles
-from site_builder.load import load_inputs
+from site_builder.load import VOCABULARY_NAME, load_inputs
 from site_builder.models import BuildReport, Finding, Normalized, Page, Site
 from site_builder.normalize import normalize
-from site_builder.reuse import VERIFY
+from site_builder.reuse import VERIFY, code_digest, evidence_digest
 from site_builder.search import SearchIndex, promised_pages
 from site_builder.shard_cache import FILE_ENTRY, SHARD_ENTRY
 from site_builder.site_pages import render_site
 from site_builder.stored_pages import HTML, SCAN, finished, links_folder, settled
 from site_builder.unchanged import (
+    input_digests,
     input_times,
     inputs_key,
     inputs_unchanged,
@@ -91,27 +95,36 @@ def build(
     key, since = "", time.time_ns()
     times: dict[str, tuple[int, int]] = {}
     audit = not write and not html  # `--audit`: the report alone
+    heads = None
     if cache is not None and serve is None and (audit or (write and search)):
         with clock.stage("unchanged"):
             times = input_times(config)
-            key = inputs_key(config, cache)
+            digests = input_digests(config, cache)
+            key = inputs_key(config, digests=digests)
             earlier = remembered(cache, key, None if audit else config.out_dir)
         if earlier is not None:
             return replace(earlier, timings=tuple(clock.seconds.items()), unchanged=True)
+        vocabulary = os.path.relpath(config.content_dir / VOCABULARY_NAME, config.root)
+        heads = KeptHeads(cache, code_digest(), digests, vocabulary)
     with clock.stage("load"):
-        inputs = load_inputs(config, cache, known)
+        inputs = load_inputs(config, cache, known, kept=heads.kept if heads else ())
     with clock.stage("validate"):
-        normalized = normalize(inputs, cache)
+        normalized = normalize(
+            inputs, cache, partial(heads.evidence, config.root) if heads else None
+        )
     # Keys read by shape anywhere in a record (caveats, verdicts) and word spellings come
     # from the project's vocabulary for the whole build.
     with using(normalized.vocabulary):
         output = Output(write, search, serve, html or write)
         report = _build(normalized, config, output, clock, cache)
-        if key and (report.written or audit):
+        if heads is not None:
             with clock.stage("write" if report.written else "remember"):
-                # Inputs saved while this build ran: the next one must not skip.
+                # Inputs saved while this build ran: the next one must not skip them.
                 if inputs_unchanged(config, times, key, since):
-                    remember(cache, key, report, config.out_dir if report.written else None)
+                    heads.keep((e, evidence_digest(e, cache)) for e in normalized.evidence)
+                    if report.written or audit:
+                        where = config.out_dir if report.written else None
+                        remember(cache, key, report, where)
     return replace(report, timings=tuple(clock.seconds.items()))
 
 
@@ -228,7 +241,7 @@ def _prune(cache: BuildCache | None, indexed: bool) -> None:
     """Drop the cache entries this build did not use; the search index's only if it indexed
     (the preview's rebuilds leave them to its background indexer)."""
     if cache is not None:
-        for kind in (VERIFY, SCAN, HTML, *((SHARD_ENTRY, FILE_ENTRY) if indexed else ())):
+        for kind in (VERIFY, SCAN, HTML, HEADS, *((SHARD_ENTRY, FILE_ENTRY) if indexed else ())):
             cache.prune(kind)
         cache.forget_unused()
         cache.drop_other_versions()

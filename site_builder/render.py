@@ -149,6 +149,8 @@ def guide_pages(
             view = page_view(
                 guide, site, verification, reserved, lambda href: link_target(href, site)
             )
+        except InputError:  # a record left on disk was saved since the build began
+            raise
         except Exception as error:  # any failure here is ours, not the editor's
             raise BuilderError(guide.source, error) from error
         try:

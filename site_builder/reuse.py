@@ -23,6 +23,7 @@ from typing import Any, TypeVar
 from site_builder.cache import BuildCache, digest
 from site_builder.fragments import runs
 from site_builder.models import Guide, Site
+from site_builder.record_model import Evidence
 
 T = TypeVar("T")
 
@@ -63,9 +64,9 @@ def folder_digest(folder: Path) -> str:
     return digest(*parts)
 
 
-def record_json(guide: Guide) -> str:
-    """Return the guide's record as JSON, keys in the record's order (which pages follow)."""
-    return json.dumps(guide.evidence.record, ensure_ascii=False, separators=(",", ":"))
+def _record_json(record: dict[str, Any]) -> str:
+    """Return a record as JSON, keys in the record's order (which pages follow)."""
+    return json.dumps(record, ensure_ascii=False, separators=(",", ":"))
 
 
 def verify_digest(site: Site) -> str:
@@ -75,15 +76,23 @@ def verify_digest(site: Site) -> str:
 
 
 def record_digest(guide: Guide, cache: BuildCache | None) -> str:
-    """Return the digest of the guide's record, once per record object in a build (pages,
-    tag pages and verification all ask), and with a memory cache across rebuilds (the
-    preview's unchanged records are the same objects from one rebuild to the next; the memo
-    keeps the record alive, so its identity cannot pass to another object)."""
-    record = guide.evidence.record
+    """Return the digest of the guide's record (see `evidence_digest`)."""
+    return evidence_digest(guide.evidence, cache)
+
+
+def evidence_digest(evidence: Evidence, cache: BuildCache | None) -> str:
+    """Return the digest of a record, once per record object in a build (pages, tag pages and
+    verification all ask), and with a memory cache across rebuilds (the preview's unchanged
+    records are the same objects from one rebuild to the next; the memo keeps the record
+    alive, so its identity cannot pass to another object). A record left on disk
+    (`kept_records`) brings its digest."""
+    if evidence.digest:
+        return evidence.digest
+    record = evidence.record
     if cache is None:
-        return digest(record_json(guide))
+        return digest(_record_json(record))
     key = ("record", id(record))
-    held = cache.reused(key, lambda: (record, digest(record_json(guide))), in_build=True)
+    held = cache.reused(key, lambda: (record, digest(_record_json(record))), in_build=True)
     return held[1]
 
 

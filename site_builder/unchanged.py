@@ -40,21 +40,32 @@ RECENT_NS = 2_000_000_000
 _FINDING_FIELDS = tuple(field.name for field in fields(Finding))
 
 
-def inputs_key(config: BuildConfig, cache: BuildCache | None = None) -> str:
-    """Return the digest of everything a build reads, and of what kind of build it is. With
-    `cache`, a file whose status (size, times, inode) is what it was when the last build
-    digested it is not read again (git's rule: its change time was 2 s old then, so any
-    write since has changed it)."""
+def inputs_key(
+    config: BuildConfig, cache: BuildCache | None = None, digests: dict[str, str] | None = None
+) -> str:
+    """Return the digest of everything a build reads (`input_digests`, unless given), and of
+    what kind of build it is."""
     parts: list[str | bytes] = [
         code_digest(),
         config.build_date.isoformat(),
         str(config.include_drafts),
         str(config.production),
     ]
+    for name, sha256 in (input_digests(config, cache) if digests is None else digests).items():
+        parts += [name, sha256]
+    return digest(*parts)
+
+
+def input_digests(config: BuildConfig, cache: BuildCache | None = None) -> dict[str, str]:
+    """Return the sha256 of every input file by its path in the project ("unreadable" for a
+    file that cannot be read). With `cache`, a file whose status (size, times, inode) is what
+    it was when the last build digested it is not read again (git's rule: its change time
+    was 2 s old then, so any write since has changed it)."""
     root = os.fspath(config.root)
     where = digest(root, str(config.out_dir))
     known = _known_digests(cache, where)
     settled: dict[str, list[object]] = {}
+    found: dict[str, str] = {}
     before = time.time_ns() - RECENT_NS
     for folder in config.input_dirs:
         for path in _files(os.fspath(folder)):
@@ -64,18 +75,18 @@ def inputs_key(config: BuildConfig, cache: BuildCache | None = None) -> str:
                 status = [stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns, stat.st_ino]
                 entry = known.get(name)
                 if entry is not None and entry[:4] == status:
-                    sha256 = entry[4]
+                    sha256 = str(entry[4])
                 else:
                     sha256 = hashlib.sha256(Path(path).read_bytes()).hexdigest()
             except OSError:
-                parts += [name, "unreadable"]
+                found[name] = "unreadable"
                 continue
-            parts += [name, sha256]
+            found[name] = sha256
             if stat.st_ctime_ns < before:
                 settled[name] = [*status, sha256]
     if cache is not None and settled != known:
         cache.write(DIGESTS, where, json.dumps(settled).encode("utf-8"))
-    return digest(*parts)
+    return found
 
 
 def _known_digests(cache: BuildCache | None, where: str) -> dict[str, list[object]]:

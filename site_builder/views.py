@@ -12,7 +12,8 @@ from site_builder.blocks import Block, KeyValue, Pair, build_block
 from site_builder.cells import format_cell, is_scalar
 from site_builder.claims import ClaimCheck, Verification
 from site_builder.humanize import anchor_for, humanize_key, humanize_slug
-from site_builder.models import Evidence, Guide, Receipt, Site
+from site_builder.models import Guide, Site
+from site_builder.record_model import Evidence, Receipt
 from site_builder.schema import JsonValue, is_http_url
 from site_builder.urls import canonical_url, page_key
 

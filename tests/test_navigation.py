@@ -16,9 +16,10 @@ from conftest import ROOT, SEED_VOCABULARY, seed_root, soup
 from site_builder.assemble import assemble
 from site_builder.config import BuildConfig
 from site_builder.load import load_inputs
-from site_builder.models import Guide, NearbyPage, Site
+from site_builder.models import Guide, Site
 from site_builder.navigation import SiteNavigation, navigation_of, verdict_family
 from site_builder.normalize import normalize
+from site_builder.record_model import NearbyPage
 
 GUIDES = {
     "glm-5-2-sglang-dsa-indexer-fusion": ("sglang", "kernel-fusion", "dsa-indexer"),
@@ -332,7 +333,7 @@ def test_related_guides_are_the_best_scored_of_every_other_guide() -> None:
             NearbyPage(url=f"https://glm52.ai/guides/g{m:03d}/", reader_job="x", difference="y")
             for m in named
         )
-        evidence = base.evidence.model_copy(update={"nearby": nearby})
+        evidence = dataclasses.replace(base.evidence, nearby=nearby)
         guides.append(dataclasses.replace(base, slug=f"g{n:03d}", tags=tags, evidence=evidence))
     site = dataclasses.replace(real, guides=tuple(guides), by_url={g.url: g for g in guides})
     navigation = SiteNavigation(site)

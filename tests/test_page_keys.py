@@ -15,9 +15,10 @@ from site_builder.assemble import assemble
 from site_builder.cache import BuildCache
 from site_builder.config import BuildConfig
 from site_builder.load import load_inputs
-from site_builder.models import Guide, NearbyPage, Site
+from site_builder.models import Guide, Site
 from site_builder.navigation import SiteNavigation, navigation_of
 from site_builder.normalize import normalize
+from site_builder.record_model import NearbyPage
 
 GUIDES = 300
 TOPICS = ["moe", "fp8", "lora", "spec", "kv", "tp", "ep", "cp"]
@@ -36,7 +37,7 @@ def random_site(chance: random.Random) -> Site:
             NearbyPage(url=f"https://glm52.ai/guides/g{m:03d}/", reader_job="x", difference="y")
             for m in named
         )
-        evidence = base.evidence.model_copy(update={"nearby": nearby})
+        evidence = dataclasses.replace(base.evidence, nearby=nearby)
         guides.append(dataclasses.replace(base, slug=f"g{n:03d}", tags=tags, evidence=evidence))
     return with_guides(real, guides)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import random
 from hashlib import blake2b
 
@@ -81,7 +82,7 @@ def test_the_stopwords_in_use_are_left_out() -> None:
 
 def test_an_edited_record_gets_new_codes() -> None:
     evidence = seed_site().guides[0].evidence
-    edited = evidence.model_copy(update={"verdict": "quokka-verdict"})
+    edited = dataclasses.replace(evidence, verdict="quokka-verdict")
     assert "quokka-verdict" in evidence_text(edited)
     assert "quokka-verdict" not in evidence_text(evidence)
     assert gram_codes(evidence_text(edited)) != gram_codes(evidence_text(evidence))
