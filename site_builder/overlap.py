@@ -14,6 +14,7 @@ the newer guide's files (`newness`): a new guide never files a finding against a
 
 from __future__ import annotations
 
+import itertools
 import zlib
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import replace
@@ -53,6 +54,8 @@ BOILERPLATE_MIN = 10
 than ten) is the template's or the record shape's, not one page's content: it is left out, so
 shared headings and captions neither make unrelated guides look alike nor cost time."""
 _LOW32 = 0xFFFFFFFF  # a shingle's low 32 bits: what MinHash hashes
+CHUNK = 1 << 20
+"""Codes looked up at once among the common ones (each lookup makes three arrays its size)."""
 EXACT_PAIR_LIMIT = 50_000
 """Up to this many pairs (about 200 guides) every pair is scored exactly, which is faster there
 than importing datasketch and exact for the closest pages too; beyond it MinHash LSH picks."""
@@ -133,16 +136,26 @@ def _long_docs(docs: list[Doc], codes: list[bytes]) -> list[Doc]:
     if not codes:
         return []
     every = np.frombuffer(b"".join(codes), "<i8")
+    common = _common(every, max(BOILERPLATE_MIN, BOILERPLATE_SHARE * len(codes)))
+    kept = np.ones(len(every), bool)
+    for start in range(0, len(every) if len(common) else 0, CHUNK):  # in chunks: less memory
+        part = every[start : start + CHUNK]
+        at = np.searchsorted(common, part)
+        np.minimum(at, len(common) - 1, out=at)
+        kept[start : start + CHUNK] = common[at] != part
+    edges = np.cumsum([0, *(len(code) // 8 for code in codes)])
+    counts = [np.count_nonzero(kept[a:b]) for a, b in itertools.pairwise(edges.tolist())]
+    grams = np.split(every[kept], np.cumsum(counts)[:-1])
+    return [replace(doc, shingles=gram) for doc, gram in zip(docs, grams, strict=True)]
+
+
+def _common(every: np.ndarray, more_than: float) -> np.ndarray:
+    """Return the codes more than `more_than` pages have, sorted (each page's codes are
+    distinct). The sorted copy is let go here: at 10,000 guides it is hundreds of MB."""
     ordered = np.sort(every, kind="stable")  # timsort merges the pages' sorted runs: 30% faster
     starts = np.flatnonzero(_starts(ordered))
     counts = np.diff(starts, append=len(ordered))
-    common = ordered[starts[counts > max(BOILERPLATE_MIN, BOILERPLATE_SHARE * len(codes))]]
-    kept = np.ones(len(every), bool)
-    if len(common):
-        kept = common[np.searchsorted(common, every).clip(max=len(common) - 1)] != every
-    bounds = np.r_[0, np.cumsum(kept)][np.cumsum([len(code) // 8 for code in codes])[:-1]]
-    grams = np.split(every[kept], bounds)
-    return [replace(doc, shingles=gram) for doc, gram in zip(docs, grams, strict=True)]
+    return ordered[starts[counts > more_than]]
 
 
 def _starts(ordered: np.ndarray) -> np.ndarray:

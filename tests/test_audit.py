@@ -291,7 +291,11 @@ def _site(config: BuildConfig):
     return assemble(normalize(load_inputs(config)))
 
 
-def test_template_text_shared_by_many_guides_does_not_make_them_alike() -> None:
+@pytest.mark.parametrize("chunk", [overlap.CHUNK, 5])  # one lookup, and many
+def test_template_text_shared_by_many_guides_does_not_make_them_alike(
+    chunk: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(overlap, "CHUNK", chunk)
     template = "evidence checked pinned revisions and model sources each with the size and sha"
     pages = [" ".join([template, *(f"topic{n}word{m}" for m in range(4))]) for n in range(30)]
     pages[1] = pages[0]  # a real duplicate: its shingles are on two pages only
