@@ -54,7 +54,7 @@ class KeptHeads:
         except (ValueError, AttributeError):
             return
         for source, head in items:
-            if isinstance(head, list) and head and digests.get(source) == head[0]:
+            if isinstance(head, list) and head and digests.get(source) == head[0] != "unreadable":
                 try:
                     self.kept[source] = (head[0], _evidence(source, head[1:]))
                 except (ValueError, TypeError, ValidationError):
@@ -73,7 +73,7 @@ class KeptHeads:
         heads = {
             evidence.source: [sha256, *_head(evidence, record_digest)]
             for evidence, record_digest in records
-            if (sha256 := self._digests.get(evidence.source))
+            if len(sha256 := self._digests.get(evidence.source, "")) == 64  # not "unreadable"
         }
         data = json.dumps(heads, ensure_ascii=False).encode("utf-8")
         if data != self._read:

@@ -4,6 +4,7 @@ must make again, and refuses a body whose file changed since the build began."""
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -13,7 +14,7 @@ from site_builder import unchanged
 from site_builder.cache import BuildCache
 from site_builder.config import BuildConfig
 from site_builder.errors import InputError
-from site_builder.kept_records import KeptHeads
+from site_builder.kept_records import HEADS, KeptHeads
 from site_builder.load import VOCABULARY_NAME, load_inputs
 from site_builder.normalize import normalize
 from site_builder.pipeline import build
@@ -115,3 +116,18 @@ def test_damaged_heads_are_read_again(project: Project) -> None:
     prose.write_text(prose.read_text("utf-8") + "\nOne more sentence.\n", "utf-8")
     assert build(config).written
     assert_as_cold(project)
+
+
+def test_a_record_that_could_not_be_read_is_never_kept(project: Project) -> None:
+    config = BuildConfig.for_root(project.root)
+    cache = BuildCache(config.cache_dir)
+    digests = {**input_digests(config), RECORD: "unreadable"}
+    vocabulary = f"content/{VOCABULARY_NAME}"
+    evidence = normalize(load_inputs(config), None).evidence
+    heads = KeptHeads(cache, code_digest(), digests, vocabulary)
+    heads.keep((e, "digest") for e in evidence)
+    kept = json.loads(cache.read(HEADS, heads._key) or b"{}")
+    assert len(kept) == 3 and RECORD not in kept  # load reads it, and says why it cannot
+    kept[RECORD] = ["unreadable", *kept[next(iter(kept))][1:]]  # as if it had been
+    cache.write(HEADS, heads._key, json.dumps(kept).encode())
+    assert RECORD not in KeptHeads(cache, code_digest(), digests, vocabulary).kept
