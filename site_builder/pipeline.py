@@ -120,7 +120,7 @@ def build(
         if heads is not None:
             with clock.stage("write" if report.written else "remember"):
                 # Inputs saved while this build ran: the next one must not skip them.
-                if inputs_unchanged(config, times, key, since):
+                if inputs_unchanged(config, times, key, since, cache):
                     heads.keep((e, evidence_digest(e, cache)) for e in normalized.evidence)
                     if report.written or audit:
                         where = config.out_dir if report.written else None

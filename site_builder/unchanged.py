@@ -111,15 +111,20 @@ def input_times(config: BuildConfig) -> dict[str, tuple[int, int]]:
 
 
 def inputs_unchanged(
-    config: BuildConfig, times: dict[str, tuple[int, int]], key: str, since: int
+    config: BuildConfig,
+    times: dict[str, tuple[int, int]],
+    key: str,
+    since: int,
+    cache: BuildCache | None = None,
 ) -> bool:
     """Whether the inputs are still those a build that began at `since` (ns) read: the same
     files, sizes and times, and (git's rule) the same bytes for any file modified within
-    2 s of the start, whose time may not show a later save."""
+    2 s of the start, whose time may not show a later save. With `cache`, only those files
+    are read again: the others' digests are kept under their status (`input_digests`)."""
     if input_times(config) != times:
         return False
     recent = any(mtime > since - RECENT_NS for _, mtime in times.values())
-    return not recent or inputs_key(config) == key
+    return not recent or inputs_key(config, cache) == key
 
 
 def remembered(cache: BuildCache, key: str, out_dir: Path | None = None) -> BuildReport | None:
