@@ -8,7 +8,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import Any, Literal, NamedTuple, overload
+from typing import Any, Literal, NamedTuple, TypeVar, overload
+
+T = TypeVar("T")
 
 CheckState = Literal["verified", "unverifiable", "contradicted", "unexplained"]
 """unexplained: a derived number no rule covers and no formula inferred from its inputs gives."""
@@ -34,7 +36,40 @@ class ClaimCheck(NamedTuple):
     """Whether `formula` was inferred from the names and values beside the field (no rule)."""
 
 
-class LaterChecks(Sequence[ClaimCheck]):
+class Later(Sequence[T]):
+    """A sequence made when first read (by `load`), then kept."""
+
+    def __init__(self, load: Callable[[], Sequence[T]]) -> None:
+        self._load: Callable[[], Sequence[T]] | None = load
+        self._items: Sequence[T] = ()
+
+    def _all(self) -> Sequence[T]:
+        if self._load is not None:
+            self._items, self._load = self._load(), None
+        return self._items
+
+    @overload
+    def __getitem__(self, index: int) -> T: ...
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[T]: ...
+    def __getitem__(self, index: int | slice) -> T | Sequence[T]:
+        return self._all()[index]
+
+    def __iter__(self) -> Iterator[T]:
+        return iter(self._all())
+
+    def __len__(self) -> int:
+        return len(self._all())
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Sequence):
+            return NotImplemented
+        return tuple(self._all()) == tuple(other)
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+class LaterChecks(Later[ClaimCheck]):
     """Every check of a verification kept in the build cache, read when first asked (a page to
     render): the checks, the report and the report's counts need only the checks that did not
     verify and how many there are, known at once. A record has hundreds of checks, and 10,000
@@ -46,36 +81,13 @@ class LaterChecks(Sequence[ClaimCheck]):
         counted: tuple[int, int],
         load: Callable[[], tuple[ClaimCheck, ...]],
     ) -> None:
+        super().__init__(load)
         self.unsettled = unsettled
         self.counted = counted
         """How many checks there are, and how many of them an inferred formula verified."""
-        self._load: Callable[[], tuple[ClaimCheck, ...]] | None = load
-        self._checks: tuple[ClaimCheck, ...] = ()
-
-    def _all(self) -> tuple[ClaimCheck, ...]:
-        if self._load is not None:
-            self._checks, self._load = self._load(), None
-        return self._checks
-
-    @overload
-    def __getitem__(self, index: int) -> ClaimCheck: ...
-    @overload
-    def __getitem__(self, index: slice) -> Sequence[ClaimCheck]: ...
-    def __getitem__(self, index: int | slice) -> ClaimCheck | Sequence[ClaimCheck]:
-        return self._all()[index]
-
-    def __iter__(self) -> Iterator[ClaimCheck]:
-        return iter(self._all())
 
     def __len__(self) -> int:
         return self.counted[0]
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, Sequence):
-            return NotImplemented
-        return self._all() == tuple(other)
-
-    __hash__ = None  # type: ignore[assignment]
 
 
 @dataclass(frozen=True)

@@ -16,13 +16,12 @@ import hashlib
 import json
 import os
 import time
-from collections.abc import Sequence
 from dataclasses import fields
+from functools import partial
 from pathlib import Path
-from typing import overload
 
 from site_builder.cache import BuildCache, digest
-from site_builder.claims import Verification
+from site_builder.claims import Later, Verification
 from site_builder.config import BuildConfig
 from site_builder.errors import OutputError
 from site_builder.kept_verifications import load_verification
@@ -149,7 +148,7 @@ def remembered(cache: BuildCache, key: str, out_dir: Path | None = None) -> Buil
             return None  # pruned since: the report could not list them
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return None
-    verifications = _StoredVerifications(cache, verified)
+    verifications = Later(partial(_stored_verifications, cache, verified))
     return BuildReport(pages, findings, raw["guides"], verifications, drafts=tuple(raw["drafts"]))
 
 
@@ -175,35 +174,15 @@ def remember(cache: BuildCache, key: str, report: BuildReport, out_dir: Path | N
         cache.prune(KIND)
 
 
-class _StoredVerifications(Sequence[Verification]):
-    """The verifications of a remembered build, decoded when first read."""
-
-    def __init__(self, cache: BuildCache, entries: list[list[str]]) -> None:
-        self._cache = cache
-        self._entries = entries
-        self._items: list[Verification] | None = None
-
-    def _decoded(self) -> list[Verification]:
-        if self._items is None:
-            items = []
-            for entry, source in self._entries:
-                data = self._cache.read(VERIFY, entry)
-                if data is None:
-                    message = f"the verification of {source} is gone; build again"
-                    raise OutputError(self._cache.folder, message)
-                items.append(load_verification(data))
-            self._items = items
-        return self._items
-
-    @overload
-    def __getitem__(self, index: int) -> Verification: ...
-    @overload
-    def __getitem__(self, index: slice) -> Sequence[Verification]: ...
-    def __getitem__(self, index: int | slice) -> Verification | Sequence[Verification]:
-        return self._decoded()[index]
-
-    def __len__(self) -> int:
-        return len(self._decoded())
+def _stored_verifications(cache: BuildCache, entries: list[list[str]]) -> list[Verification]:
+    """Return the verifications of a remembered build (`Later` reads them when first asked)."""
+    items = []
+    for entry, source in entries:
+        data = cache.read(VERIFY, entry)
+        if data is None:
+            raise OutputError(cache.folder, f"the verification of {source} is gone; build again")
+        items.append(load_verification(data))
+    return items
 
 
 def _manifest(out_dir: Path) -> dict[str, tuple[int, int]]:
