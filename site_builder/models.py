@@ -215,5 +215,5 @@ class BuildReport:
     """Whether nothing changed since this output folder was written, so nothing was done."""
     language: str = "en"
     """The site's language (what its search index is built for)."""
-    search_shard_pages: int = 1000
-    """Pages a shard of its search index holds at most (the site's setting)."""
+    search_shard_pages: int = 250
+    """Pages a shard of its search index holds (the site's setting; see `shards.shard_count`)."""

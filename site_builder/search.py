@@ -9,14 +9,13 @@ rest of the site. Pagefind reads only what templates mark `data-pagefind-body` (
 article), skips `data-pagefind-ignore` (hashes, the contents list, charts) and takes the
 verdict from `data-pagefind-meta`.
 
-Pagefind holds everything it indexes in memory until it writes (about 1 MB a guide page), so
-a site of more than `shard_pages` pages is indexed in shards, one Pagefind run after another:
-each page goes to the shard its path hashes to, the first shard's bundle is /pagefind/ and
-the others' are /pagefind/shards/N/ (their index alone: the reader's browser searches them
-with the first one's WebAssembly), listed in /pagefind/shards.json for the search page to
-merge (Pagefind's `mergeIndex`). With a build cache, a shard whose pages did not change is
-not indexed again: its bundle is read back from the cache (one entry listing its files, one
-entry a file, by content) into memory, never written to the indexer's folder.
+A site of many pages is indexed in shards (`shards` picks each page's), one Pagefind run after
+another: the first shard's bundle is /pagefind/ and the others' are /pagefind/shards/N/ (their
+index alone: the reader's browser searches them with the first one's WebAssembly), listed in
+/pagefind/shards.json for the search page to merge (Pagefind's `mergeIndex`). With a build
+cache, a shard whose pages did not change is not indexed again: its bundle is read back from
+the cache (one entry listing its files, one entry a file, by content) into memory, never
+written to the indexer's folder.
 """
 
 from __future__ import annotations
@@ -36,6 +35,7 @@ from site_builder.cache import BuildCache, digest
 from site_builder.errors import OutputError
 from site_builder.models import Page
 from site_builder.shard_cache import HeldBundles, cached_bundle, indexer_version, store
+from site_builder.shards import SHARD_PAGES, sharded
 from site_builder.stored_pages import put
 from site_builder.workdirs import work_folder
 
@@ -47,8 +47,6 @@ IDLE_WAIT_SECONDS = 60.0
 """The longest a stopped index waits for `idle` before removing its folder anyway."""
 PROMISED = ("pagefind-entry.json", "pagefind-ui.css", "pagefind-ui.js", "pagefind.js")
 """Bundle files with fixed names: pages may link them before the indexer has finished."""
-SHARD_PAGES = 1000
-"""Pages a shard of the index holds at most, by default (the site's `search_shard_pages`)."""
 SHARDS = "shards"
 """Where the other shards' bundles go, under /pagefind/."""
 SHARD_LIST = "shards.json"
@@ -128,7 +126,7 @@ class SearchIndex:
             self._in_memory: dict[Path, dict[str, bytes]] = {}
             self._new: list[tuple[str, Path, Path]] = []  # (cache key, site, bundle) to index
             stop = stopped or threading.Event()
-            for shard, listed in _sharded(pages, shard_pages).items():
+            for shard, listed in sharded(pages, shard_pages).items():
                 bundle = self._folder / f"{BUNDLE}-{shard}"
                 key = digest(indexer, language, *(self._identity(page) for page in listed))
                 self._bundles[bundle] = key
@@ -232,21 +230,6 @@ class SearchIndex:
         shutil.rmtree(self._folder, ignore_errors=True)
 
 
-def _sharded(pages: Sequence[Page], shard_pages: int) -> dict[int, list[Page]]:
-    """Return the pages Pagefind reads by shard, in path order, shards in order (the first is
-    the primary bundle; only shards with pages, or shard 0 alone and empty): the pages with a
-    `data-pagefind-body`, or every HTML page when none has one (Pagefind then indexes whole
-    pages)."""
-    html = [page for page in pages if page.path.endswith(".html")]
-    marked = [page for page in html if b"data-pagefind-body" in page.read()]
-    indexed = marked or html
-    count = max(1, -(-len(indexed) // max(1, shard_pages)))
-    shards: dict[int, list[Page]] = {}
-    for page in sorted(indexed, key=lambda page: page.path):
-        shards.setdefault(_shard(page.path, count), []).append(page)
-    return dict(sorted(shards.items())) or {0: []}  # nothing to index: Pagefind says so
-
-
 def _sha256(content: bytes) -> str:
     return hashlib.sha256(content).hexdigest()
 
@@ -260,15 +243,6 @@ def _write_site(pages: Sequence[Page], site: Path, stopped: threading.Event) -> 
         target = site / page.path
         target.parent.mkdir(parents=True, exist_ok=True)
         put(page, target)
-
-
-def _shard(path: str, count: int) -> int:
-    """Return the shard a page's path belongs to (the same in every build of `count` shards)."""
-    if count == 1:
-        return 0
-    return (
-        int.from_bytes(hashlib.blake2b(path.encode("utf-8"), digest_size=8).digest(), "big") % count
-    )
 
 
 def _merged_part(name: str) -> bool:

@@ -65,6 +65,7 @@ ORDER = [
     "render",
     "site_pages",
     "shard_cache",
+    "shards",
     "search",
     "seo",
     "overlap",

@@ -17,12 +17,14 @@ from typing import Any
 
 import pytest
 
-from site_builder import search, shard_cache
+from site_builder import search, shard_cache, shards
 from site_builder.cache import BuildCache
 from site_builder.config import BuildConfig
 from site_builder.errors import OutputError
+from site_builder.models import Page
 from site_builder.pipeline import build
 from site_builder.preview import Previewer
+from site_builder.schema import SiteSettings
 from tests.conftest import Project, copy_project, tree_digest
 from tests.netlify_server import serve_netlify
 from tests.preview_helpers import Preview, start_preview
@@ -89,6 +91,27 @@ def test_a_site_within_one_shard_has_one_bundle(site: Path) -> None:
     bundle = Path(site) / "pagefind"
     assert json.loads((bundle / "shards.json").read_text("utf-8")) == []
     assert not (bundle / "shards").exists()
+
+
+@pytest.mark.parametrize(
+    ("pages", "count"),
+    [(0, 1), (250, 1), (251, 2), (1_001, 4), (4_000, 4), (4_001, 5), (10_000, 10)],
+)
+def test_a_site_is_split_into_shards_of_250_pages_and_at_most_four(pages: int, count: int) -> None:
+    """By default an edit re-indexes about 250 pages (2 s of Pagefind, not 8 s at 1,000);
+    past 1,000 pages shards grow rather than multiply (each search fetches every shard), and
+    past 4,000 they multiply again so none holds over 1,000 (Pagefind's memory)."""
+    assert (
+        shards.shard_count(pages, SiteSettings.model_fields["search_shard_pages"].default) == count
+    )
+
+
+def test_the_default_shard_size_reaches_the_indexer() -> None:
+    html = b"<html><body><main data-pagefind-body>x</main></body></html>"
+    pages = [Page(f"guides/g{n}/index.html", html) for n in range(600)]
+    split = shards.sharded(pages, SiteSettings.model_fields["search_shard_pages"].default)
+    assert len(split) == 3 and sum(map(len, split.values())) == 600
+    assert all(150 <= len(listed) <= 260 for listed in split.values())
 
 
 def shard_project(tmp_path: Path) -> Project:
