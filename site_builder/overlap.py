@@ -14,7 +14,6 @@ the newer guide's files (`newness`): a new guide never files a finding against a
 
 from __future__ import annotations
 
-import itertools
 import zlib
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import replace
@@ -54,7 +53,7 @@ BOILERPLATE_MIN = 10
 than ten) is the template's or the record shape's, not one page's content: it is left out, so
 shared headings and captions neither make unrelated guides look alike nor cost time."""
 _LOW32 = 0xFFFFFFFF  # a shingle's low 32 bits: what MinHash hashes
-CHUNK = 1 << 20  # codes looked up at once among the common ones (less memory)
+BUCKETS = 8  # value ranges the codes are counted in, one after the other (less memory)
 EXACT_PAIR_LIMIT = 50_000
 """Up to this many pairs (about 200 guides) every pair is scored exactly, which is faster there
 than importing datasketch and exact for the closest pages too; beyond it MinHash LSH picks."""
@@ -132,29 +131,31 @@ def _long_docs(docs: list[Doc], codes: list[bytes]) -> list[Doc]:
     """Return the guides with the 3-gram codes of their texts (`words.gram_codes`) as sorted
     int64 arrays of shingles, less the codes more than BOILERPLATE_SHARE of the texts (and
     BOILERPLATE_MIN) have."""
-    if not codes:
-        return []
-    every = np.frombuffer(b"".join(codes), "<i8")
-    common = _common(every, max(BOILERPLATE_MIN, BOILERPLATE_SHARE * len(codes)))
-    kept = np.ones(len(every), bool)
-    for start in range(0, len(every) if len(common) else 0, CHUNK):  # in chunks: less memory
-        part = every[start : start + CHUNK]
-        at = np.searchsorted(common, part)
-        np.minimum(at, len(common) - 1, out=at)
-        kept[start : start + CHUNK] = common[at] != part
-    edges = np.cumsum([0, *(len(code) // 8 for code in codes)])
-    counts = [np.count_nonzero(kept[a:b]) for a, b in itertools.pairwise(edges.tolist())]
-    grams = np.split(every[kept], np.cumsum(counts)[:-1])
-    return [replace(doc, shingles=gram) for doc, gram in zip(docs, grams, strict=True)]
+    arrays = [np.frombuffer(code, "<i8") for code in codes]  # views: no copy of every code
+    common = _common(arrays, max(BOILERPLATE_MIN, BOILERPLATE_SHARE * len(codes)))
+    if len(common):  # each page's codes less the common ones (both sorted)
+        last = len(common) - 1
+        arrays = [a[common[np.searchsorted(common, a).clip(max=last)] != a] for a in arrays]
+    return [replace(doc, shingles=gram) for doc, gram in zip(docs, arrays, strict=True)]
 
 
-def _common(every: np.ndarray, more_than: float) -> np.ndarray:
-    """Return the codes more than `more_than` pages have, sorted (each page's codes are
-    distinct). The sorted copy is let go here: at 10,000 guides it is hundreds of MB."""
-    ordered = np.sort(every, kind="stable")  # timsort merges the pages' sorted runs: 30% faster
-    starts = np.flatnonzero(_starts(ordered))
-    counts = np.diff(starts, append=len(ordered))
-    return ordered[starts[counts > more_than]]
+def _common(arrays: list[np.ndarray], more_than: float) -> np.ndarray:
+    """Return the codes more than `more_than` pages have, sorted (each page's codes are sorted
+    and distinct). They are counted a value range at a time (BUCKETS): at 10,000 guides every
+    code at once, and its sorted copy, are hundreds of MB each."""
+    if not arrays:
+        return np.empty(0, np.int64)
+    step = (1 << 64) // BUCKETS
+    bounds = np.array([-(1 << 63) + step * n for n in range(1, BUCKETS)], np.int64)
+    cuts = [[0, *np.searchsorted(array, bounds).tolist(), len(array)] for array in arrays]
+    found = [np.empty(0, np.int64)]
+    for bucket in range(BUCKETS):
+        part = [a[cut[bucket] : cut[bucket + 1]] for a, cut in zip(arrays, cuts, strict=True)]
+        ordered = np.sort(np.concatenate(part), kind="stable")  # timsort merges sorted runs
+        starts = np.flatnonzero(_starts(ordered))
+        counts = np.diff(starts, append=len(ordered))
+        found.append(ordered[starts[counts > more_than]])
+    return np.concatenate(found)
 
 
 def _starts(ordered: np.ndarray) -> np.ndarray:

@@ -291,11 +291,11 @@ def _site(config: BuildConfig):
     return assemble(normalize(load_inputs(config)))
 
 
-@pytest.mark.parametrize("chunk", [overlap.CHUNK, 5])  # one lookup, and many
+@pytest.mark.parametrize("buckets", [overlap.BUCKETS, 1, 64])  # codes counted in ranges
 def test_template_text_shared_by_many_guides_does_not_make_them_alike(
-    chunk: int, monkeypatch: pytest.MonkeyPatch
+    buckets: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(overlap, "CHUNK", chunk)
+    monkeypatch.setattr(overlap, "BUCKETS", buckets)
     template = "evidence checked pinned revisions and model sources each with the size and sha"
     pages = [" ".join([template, *(f"topic{n}word{m}" for m in range(4))]) for n in range(30)]
     pages[1] = pages[0]  # a real duplicate: its shingles are on two pages only
@@ -310,6 +310,22 @@ def test_template_text_shared_by_many_guides_does_not_make_them_alike(
     assert score(kept[0].shingles, kept[1].shingles) == 1.0
     few = overlap._long_docs(docs[:BOILERPLATE_FREE], codes[:BOILERPLATE_FREE])
     assert score(few[2].shingles, few[3].shingles) > 0.4  # a small site keeps every shingle
+
+
+@pytest.mark.parametrize("buckets", [overlap.BUCKETS, 1, 3, 64])
+def test_common_codes_counted_in_ranges_are_those_counted_at_once(
+    buckets: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(overlap, "BUCKETS", buckets)
+    rng = np.random.default_rng(5)
+    pool = rng.integers(-(1 << 63), (1 << 63) - 1, 400, dtype=np.int64, endpoint=True)
+    pool[:3] = [-(1 << 63), (1 << 63) - 1, 0]  # the ends of the range, and its middle
+    pages = [np.unique(rng.choice(pool, rng.integers(0, 120))) for _ in range(60)]
+    values, counts = np.unique(np.concatenate(pages), return_counts=True)
+    for more_than in (0, 5, 10.5, 59):
+        common = overlap._common(pages, more_than)
+        assert common.tolist() == values[counts > more_than].tolist()
+    assert overlap._long_docs([], []) == [] and not len(overlap._common([], 0))
 
 
 def test_minhash_at_scale_does_not_import_datasketch_or_scipy() -> None:
