@@ -9,8 +9,8 @@ rest of the site. Pagefind reads only what templates mark `data-pagefind-body` (
 article), skips `data-pagefind-ignore` (hashes, the contents list, charts) and takes the
 verdict from `data-pagefind-meta`.
 
-A site of many pages is indexed in shards (`shards` picks each page's), one Pagefind run after
-another: the first shard's bundle is /pagefind/ and the others' are /pagefind/shards/N/ (their
+A site of many pages is indexed in shards (`shards` picks each page's), one Pagefind run each,
+as many at once as `shards.runs_at_once` allows: the first shard's bundle is /pagefind/ and the others' are /pagefind/shards/N/ (their
 index alone: the reader's browser searches them with the first one's WebAssembly), listed in
 /pagefind/shards.json for the search page to merge (Pagefind's `mergeIndex`). With a build
 cache, a shard whose pages did not change is not indexed again: its bundle is read back from
@@ -35,7 +35,7 @@ from site_builder.cache import BuildCache, digest
 from site_builder.errors import OutputError
 from site_builder.models import Page
 from site_builder.shard_cache import HeldBundles, cached_bundle, indexer_version, store
-from site_builder.shards import SHARD_PAGES, sharded
+from site_builder.shards import SHARD_PAGES, runs_at_once, sharded
 from site_builder.stored_pages import put
 from site_builder.workdirs import work_folder
 
@@ -54,7 +54,7 @@ SHARD_LIST = "shards.json"
 _SHARD_PARTS = ("pagefind-entry.json", "index/", "fragment/", "filter/")
 """What a merged shard's bundle needs (and its `.pf_meta`): no UI, no WebAssembly."""
 _LAUNCH = """
-import ctypes, ctypes.util, os, signal, subprocess, sys
+import ctypes, ctypes.util, os, signal, subprocess, sys, time
 linux = sys.platform == "linux"
 if linux:
     libc = ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True)
@@ -64,19 +64,32 @@ def die_with_parent():
 die_with_parent()
 if linux and os.getppid() != int(sys.argv[1]):
     sys.exit("the builder is gone")
-language, folders = sys.argv[2], sys.argv[3:]
-for site, bundle in zip(folders[::2], folders[1::2]):
-    command = [sys.executable, "-m", "pagefind", "--site", site, "--output-path", bundle]
-    command += ["--force-language", language, "--silent"]
-    done = subprocess.run(command, preexec_fn=die_with_parent, capture_output=True, text=True)
-    if done.returncode != 0:
-        sys.stderr.write(done.stderr or done.stdout)
-        sys.exit(done.returncode)
+language, at_once, folders = sys.argv[2], int(sys.argv[3]), sys.argv[4:]
+waiting, running = list(zip(folders[::2], folders[1::2])), []
+while waiting or running:
+    while waiting and len(running) < at_once:
+        site, bundle = waiting.pop(0)
+        command = [sys.executable, "-m", "pagefind", "--site", site, "--output-path", bundle]
+        command += ["--force-language", language, "--silent"]
+        pipe = subprocess.PIPE
+        running.append(subprocess.Popen(command, preexec_fn=die_with_parent, text=True,
+                                        stdout=pipe, stderr=pipe))  # --silent: a few lines
+    if len(running) == 1:
+        running[0].wait()
+    else:
+        time.sleep(0.02)
+    for run in [run for run in running if run.poll() is not None]:
+        running.remove(run)
+        out, error = run.communicate()
+        if run.returncode != 0:
+            sys.stderr.write(error or out)
+            sys.exit(run.returncode)
 """
-"""Runs Pagefind over each shard in turn, in the child: asks Linux to kill it when the thread
-that started it ends (`prctl(PR_SET_PDEATHSIG, SIGKILL)`), and each Pagefind run when it
-ends, so a builder killed with SIGKILL leaves no indexer running. Set in the child itself,
-never in the builder's `preexec_fn`: Python code between fork and exec can deadlock on a lock
+"""Runs Pagefind over each shard, `at_once` runs at a time (the first failure ends them all),
+in the child: asks Linux to kill it when the thread that started it ends
+(`prctl(PR_SET_PDEATHSIG, SIGKILL)`), and each Pagefind run when it ends, so a builder killed
+with SIGKILL leaves no indexer running. Set in the child itself, never in the builder's
+`preexec_fn`: Python code between fork and exec can deadlock on a lock
 another thread held (the preview starts indexers while its checks run); the child has no
 other threads."""
 
@@ -126,6 +139,7 @@ class SearchIndex:
             self._in_memory: dict[Path, dict[str, bytes]] = {}
             self._new: list[tuple[str, Path, Path]] = []  # (cache key, site, bundle) to index
             stop = stopped or threading.Event()
+            new_pages: list[list[Page]] = []
             for shard, listed in sharded(pages, shard_pages).items():
                 bundle = self._folder / f"{BUNDLE}-{shard}"
                 key = digest(indexer, language, *(self._identity(page) for page in listed))
@@ -138,14 +152,16 @@ class SearchIndex:
                     site = self._folder / f"site-{shard}"
                     _write_site(listed, site, stop)
                     self._new.append((key, site, bundle))
+                    new_pages.append(listed)
                     continue
                 self._in_memory[bundle] = _usable(files)
                 if held is not None:  # at once: a newer rebuild may stop this index
                     held.bundles[key] = self._in_memory[bundle]
             if self._new:
                 sites, bundles = [site for _, site, _ in self._new], [b for *_, b in self._new]
+                at_once = runs_at_once([len(listed) for listed in new_pages])
                 self._process = subprocess.Popen(
-                    _command(sites, bundles, language),
+                    _command(sites, bundles, language, at_once),
                     stdout=subprocess.PIPE,
                     stderr=subprocess.PIPE,
                     text=True,
@@ -264,7 +280,10 @@ def _usable(files: dict[str, bytes]) -> dict[str, bytes]:
     return {name: data for name, data in files.items() if not name.startswith(UNUSED)}
 
 
-def _command(sites: Sequence[Path], bundles: Sequence[Path], language: str) -> list[str]:
-    """Return the command that runs Pagefind over each site folder, writing the bundle beside."""
+def _command(
+    sites: Sequence[Path], bundles: Sequence[Path], language: str, at_once: int = 1
+) -> list[str]:
+    """Return the command that runs Pagefind over each site folder, writing the bundle beside,
+    `at_once` runs at a time."""
     folders = [str(folder) for pair in zip(sites, bundles, strict=True) for folder in pair]
-    return [sys.executable, "-c", _LAUNCH, str(os.getpid()), language, *folders]
+    return [sys.executable, "-c", _LAUNCH, str(os.getpid()), language, str(at_once), *folders]

@@ -10,6 +10,7 @@ so it stays there from one build to the next while the number of shards stays th
 from __future__ import annotations
 
 import hashlib
+import os
 from collections.abc import Sequence
 
 from site_builder.models import Page
@@ -44,6 +45,13 @@ def shard_count(pages: int, shard_pages: int) -> int:
     MAX_SHARDS, but never more than MOST_PAGES in one."""
     wanted = min(MAX_SHARDS, -(-pages // max(1, shard_pages)))
     return max(1, wanted, -(-pages // MOST_PAGES))
+
+
+def runs_at_once(sizes: Sequence[int]) -> int:
+    """Return how many Pagefind runs index shards of these sizes at once: one a core, while
+    the pages they hold together stay within MOST_PAGES (Pagefind's memory)."""
+    largest = max(sizes, default=1)
+    return max(1, min(len(sizes), os.cpu_count() or 1, MOST_PAGES // max(1, largest)))
 
 
 def _shard(path: str, count: int) -> int:

@@ -10,6 +10,7 @@ import hashlib
 import json
 import shutil
 import threading
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -127,9 +128,9 @@ def indexed_sites(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
     launches: list[list[str]] = []
     command = search._command
 
-    def spy(sites: list[Path], bundles: list[Path], language: str) -> list[str]:
+    def spy(sites: list[Path], bundles: list[Path], language: str, at_once: int) -> list[str]:
         launches.append(sorted(p.parent.name for site in sites for p in site.rglob("*.html")))
-        return command(sites, bundles, language)
+        return command(sites, bundles, language, at_once)
 
     monkeypatch.setattr(search, "_command", spy)
     return launches
@@ -167,6 +168,69 @@ def test_a_one_change_build_indexes_only_the_changed_guides_shard_again(
     build(BuildConfig.for_root(project.root))
     assert len(launches[2]) == 4
     assert tree_digest(project.out) == warm  # byte-identical to a cold build
+
+
+@pytest.mark.parametrize(
+    ("sizes", "cores", "at_once"),
+    [([250] * 4, 2, 2), ([250] * 4, 8, 4), ([250], 2, 1), ([1_000] * 10, 2, 1), ([], 2, 1)],
+)
+def test_shards_are_indexed_a_core_each_within_pagefinds_memory(
+    sizes: list[int], cores: int, at_once: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(shards.os, "cpu_count", lambda: cores)
+    assert shards.runs_at_once(sizes) == at_once
+
+
+def test_shards_indexed_at_once_make_the_site_shards_indexed_in_turn_make(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(shards.os, "cpu_count", lambda: 2)
+    project = shard_project(tmp_path)
+    launches: list[int] = []
+    command = search._command
+
+    def spy(sites: list[Path], bundles: list[Path], language: str, at_once: int) -> list[str]:
+        launches.append(at_once)
+        return command(sites, bundles, language, at_once)
+
+    monkeypatch.setattr(search, "_command", spy)
+    build(BuildConfig.for_root(project.root, cache=False))
+    at_once = tree_digest(project.out)
+    monkeypatch.setattr(search, "runs_at_once", lambda sizes: 1)
+    build(BuildConfig.for_root(project.root, cache=False))
+    assert launches == [2, 1]  # four one-page shards, two at a time on two cores; then in turn
+    assert tree_digest(project.out) == at_once
+
+
+FAKE_PAGEFIND = """
+import sys, time
+from pathlib import Path
+site = Path(sys.argv[sys.argv.index("--site") + 1])
+if site == sorted(site.parent.glob("site-*"))[1]:  # the second shard fails at once
+    print("Error: shard one exploded", file=sys.stderr)
+    sys.exit(3)
+time.sleep(2)  # the first is still running when the second fails
+"""
+
+
+def test_a_shard_that_fails_while_another_is_indexed_fails_the_build_in_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    project = shard_project(tmp_path / "project")
+    assert project.run("--quiet").returncode == 0
+    before = tree_digest(project.out)
+    fake = tmp_path / "fake" / "pagefind"
+    fake.mkdir(parents=True)
+    (fake / "__init__.py").write_text("", "utf-8")
+    (fake / "__main__.py").write_text(FAKE_PAGEFIND, "utf-8")
+    shutil.rmtree(project.root / ".cache")  # every shard is indexed again
+    started = time.monotonic()
+    done = project.run("--quiet", env={"PYTHONPATH": str(fake.parent)})
+    assert done.returncode == 1, done.stderr
+    assert "search index failed: Error: shard one exploded" in done.stderr
+    assert "Traceback" not in done.stderr
+    assert time.monotonic() - started < 30
+    assert tree_digest(project.out) == before
 
 
 def damage_the_bundle_files(project: Project) -> None:
