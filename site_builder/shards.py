@@ -10,10 +10,10 @@ so it stays there from one build to the next while the number of shards stays th
 from __future__ import annotations
 
 import hashlib
-import os
 from collections.abc import Sequence
 
 from site_builder.models import Page
+from site_builder.workers import cores
 
 SHARD_PAGES = 250
 """Pages a shard of the index holds, by default (the site's `search_shard_pages`)."""
@@ -51,7 +51,7 @@ def runs_at_once(sizes: Sequence[int]) -> int:
     """Return how many Pagefind runs index shards of these sizes at once: one a core, while
     the pages they hold together stay within MOST_PAGES (Pagefind's memory)."""
     largest = max(sizes, default=1)
-    return max(1, min(len(sizes), os.cpu_count() or 1, MOST_PAGES // max(1, largest)))
+    return max(1, min(len(sizes), cores(), MOST_PAGES // max(1, largest)))
 
 
 def _shard(path: str, count: int) -> int:

@@ -177,14 +177,14 @@ def test_a_one_change_build_indexes_only_the_changed_guides_shard_again(
 def test_shards_are_indexed_a_core_each_within_pagefinds_memory(
     sizes: list[int], cores: int, at_once: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(shards.os, "cpu_count", lambda: cores)
+    monkeypatch.setattr(shards, "cores", lambda: cores)
     assert shards.runs_at_once(sizes) == at_once
 
 
 def test_shards_indexed_at_once_make_the_site_shards_indexed_in_turn_make(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(shards.os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(shards, "cores", lambda: 2)
     project = shard_project(tmp_path)
     launches: list[int] = []
     command = search._command
