@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import bisect
 import cProfile
+import dataclasses
 import gc
 import io
 import pstats
@@ -40,15 +41,8 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))  # run from a checkout without installing the package
 
 from site_builder import checks, overlap  # noqa: E402
-from site_builder.models import (  # noqa: E402
-    Evidence,
-    Finding,
-    Guide,
-    NearbyPage,
-    Receipt,
-    Shingles,
-    Site,
-)
+from site_builder.models import Finding, Guide, Shingles, Site  # noqa: E402
+from site_builder.record_model import Evidence, NearbyPage, Receipt, RecordBody  # noqa: E402
 from site_builder.schema import RegistryEntry, SiteSettings  # noqa: E402
 from site_builder.urls import page_key  # noqa: E402
 from site_builder.words import evidence_text, gram_codes  # noqa: E402
@@ -675,10 +669,13 @@ def _url(slug: str) -> str:
 
 
 def record_evidence(**fields: Any) -> Evidence:
-    """Return an Evidence; where the model also keeps the raw record, rebuild it as JSON."""
-    if "record" in Evidence.model_fields:
-        fields["record"] = _raw_record(fields)
-    return Evidence(**fields)
+    """Return an Evidence, its body holding the raw record rebuilt as JSON."""
+    fields["record"] = _raw_record(fields)
+    fields.setdefault("sections", ())
+    body = RecordBody(
+        **{part.name: fields.pop(part.name) for part in dataclasses.fields(RecordBody)}
+    )
+    return Evidence(body=body, **fields)
 
 
 def _raw_record(fields: dict[str, Any]) -> dict[str, Any]:
