@@ -10,12 +10,12 @@ article), skips `data-pagefind-ignore` (hashes, the contents list, charts) and t
 verdict from `data-pagefind-meta`.
 
 A site of many pages is indexed in shards (`shards` picks each page's), one Pagefind run each,
-as many at once as `shards.runs_at_once` allows: the first shard's bundle is /pagefind/ and the others' are /pagefind/shards/N/ (their
-index alone: the reader's browser searches them with the first one's WebAssembly), listed in
-/pagefind/shards.json for the search page to merge (Pagefind's `mergeIndex`). With a build
-cache, a shard whose pages did not change is not indexed again: its bundle is read back from
-the cache (one entry listing its files, one entry a file, by content) into memory, never
-written to the indexer's folder.
+as many at once as `shards.runs_at_once` allows: the first shard's bundle is /pagefind/ and
+the others' are /pagefind/shards/N/ (their index alone: the reader's browser searches them
+with the first one's WebAssembly), listed in /pagefind/shards.json for the search page to
+merge (Pagefind's `mergeIndex`). With a build cache, a shard whose pages did not change is
+not indexed again: its bundle is read back from the cache (one entry listing its files, one
+entry a file, by content) into memory, never written to the indexer's folder.
 """
 
 from __future__ import annotations
@@ -89,9 +89,8 @@ while waiting or running:
 in the child: asks Linux to kill it when the thread that started it ends
 (`prctl(PR_SET_PDEATHSIG, SIGKILL)`), and each Pagefind run when it ends, so a builder killed
 with SIGKILL leaves no indexer running. Set in the child itself, never in the builder's
-`preexec_fn`: Python code between fork and exec can deadlock on a lock
-another thread held (the preview starts indexers while its checks run); the child has no
-other threads."""
+`preexec_fn`: Python code between fork and exec can deadlock on a lock another thread held
+(the preview starts indexers while its checks run); the child has no other threads."""
 
 
 def promised_pages() -> list[Page]:
@@ -139,7 +138,7 @@ class SearchIndex:
             self._in_memory: dict[Path, dict[str, bytes]] = {}
             self._new: list[tuple[str, Path, Path]] = []  # (cache key, site, bundle) to index
             stop = stopped or threading.Event()
-            new_pages: list[list[Page]] = []
+            sizes: list[int] = []  # the pages of each shard to index
             for shard, listed in sharded(pages, shard_pages).items():
                 bundle = self._folder / f"{BUNDLE}-{shard}"
                 key = digest(indexer, language, *(self._identity(page) for page in listed))
@@ -152,16 +151,15 @@ class SearchIndex:
                     site = self._folder / f"site-{shard}"
                     _write_site(listed, site, stop)
                     self._new.append((key, site, bundle))
-                    new_pages.append(listed)
+                    sizes.append(len(listed))
                     continue
                 self._in_memory[bundle] = _usable(files)
                 if held is not None:  # at once: a newer rebuild may stop this index
                     held.bundles[key] = self._in_memory[bundle]
             if self._new:
                 sites, bundles = [site for _, site, _ in self._new], [b for *_, b in self._new]
-                at_once = runs_at_once([len(listed) for listed in new_pages])
                 self._process = subprocess.Popen(
-                    _command(sites, bundles, language, at_once),
+                    _command(sites, bundles, language, runs_at_once(sizes)),
                     stdout=subprocess.PIPE,
                     stderr=subprocess.PIPE,
                     text=True,
@@ -281,7 +279,7 @@ def _usable(files: dict[str, bytes]) -> dict[str, bytes]:
 
 
 def _command(
-    sites: Sequence[Path], bundles: Sequence[Path], language: str, at_once: int = 1
+    sites: Sequence[Path], bundles: Sequence[Path], language: str, at_once: int
 ) -> list[str]:
     """Return the command that runs Pagefind over each site folder, writing the bundle beside,
     `at_once` runs at a time."""
