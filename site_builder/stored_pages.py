@@ -72,11 +72,21 @@ def reused_pages(
                 cache.hold(SCAN, entry, page)
             found[index] = page
     missing = [index for index in range(count) if index not in found]
+    # A build that writes a site stores each page where it is rendered (a worker process):
+    # only what the page declares comes back, none of its bytes travel or stay here.
+    by_worker = on_disk is not None and not later and cache.memory is None
+
+    def made_and_stored(position: int) -> Page:
+        index = missing[position]
+        page = made(index)
+        return _stored_here(cache, keys[index], page) if by_worker else page
 
     def stored(position: int, page: Page) -> Page:
         index = missing[position]
         if later:
             return replace(page, finish=lambda made: stored_now(index, scan(index, made)))
+        if page.sha256 and not page.content:  # stored by `made_and_stored`
+            return _linked(cache, keys[index], page, on_disk) or stored_now(index, made(index))
         return stored_now(index, page)
 
     def stored_now(index: int, page: Page) -> Page:
@@ -90,9 +100,32 @@ def reused_pages(
         # Only the entry just written: an older one under this key may be damaged.
         return _left_on_disk(page, cache, entry, sha256, on_disk if stored else None)
 
-    rendered = run_each(lambda position: made(missing[position]), len(missing), jobs, stored)
+    rendered = run_each(made_and_stored, len(missing), jobs, stored)
     found.update(zip(missing, rendered, strict=True))
     return [found[index] for index in range(count)]
+
+
+def _stored_here(cache: BuildCache, key: str, page: Page) -> Page:
+    """Store a page just rendered under `key` and return it without its bytes (with their
+    sha256), or as it is if the cache could not be written."""
+    sha256 = hashlib.sha256(page.content).hexdigest()
+    if cache.write(SCAN, key, dump_scan(page, sha256)) and cache.write(
+        HTML, key, page.content, file=True
+    ):
+        return replace(page, content=b"", sha256=sha256)
+    return page
+
+
+def _linked(cache: BuildCache, key: str, page: Page, folder: Path | None) -> Page | None:
+    """Return a page `_stored_here` stored, linked into `folder`, or holding its bytes read
+    back from its entry if it cannot be linked; None if that entry is gone."""
+    cache.keep(SCAN, key)
+    cache.keep(HTML, key)
+    linked = _left_on_disk(page, cache, key, page.sha256, folder)
+    if linked.stored is not None:
+        return linked
+    content = cache.read_file(HTML, key, page.sha256)
+    return None if content is None else replace(page, content=content, sha256="")
 
 
 def finished(pages: list[Page]) -> list[Page]:

@@ -15,6 +15,7 @@ from site_builder.config import BuildConfig
 from site_builder.models import BuildReport, Page
 from site_builder.pipeline import build
 from tests.conftest import Project, tree_digest
+from tests.test_incremental import grow
 
 GUIDE = "guides/glm-5-2-vllm-decode-context-parallel/index.html"
 
@@ -122,4 +123,26 @@ def test_a_page_whose_entry_cannot_be_written_never_links_an_older_one(
 
     monkeypatch.setattr(BuildCache, "_store", full_disk)  # ...that cannot be replaced
     assert build(config).written
+    assert tree_digest(project.out) == cold_site(project, tmp_path)
+
+
+def test_worker_processes_store_the_pages_they_render(
+    project: Project, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    grow(project, 20)  # enough guides for two worker processes
+    log = tmp_path / "stored-by"
+    original = BuildCache._store
+
+    def logged(self: BuildCache, kind: str, key: str, payload: bytes, file: bool = False) -> bool:
+        with log.open("a") as stream:  # appends of one short line each: whole lines
+            stream.write(f"{kind} {os.getpid()}\n")
+        return original(self, kind, key, payload, file)
+
+    monkeypatch.setattr(BuildCache, "_store", logged)
+    assert build(BuildConfig.for_root(project.root, jobs=2)).written
+    writers = [line.rsplit(" ", 1) for line in log.read_text().splitlines()]
+    html = [int(pid) for kind, pid in writers if kind == stored_pages.HTML]
+    by_workers = [pid for pid in html if pid != os.getpid()]
+    # Each guide page went from the worker that rendered it to the cache, not through here.
+    assert len(by_workers) == 24 and len(set(by_workers)) == 2
     assert tree_digest(project.out) == cold_site(project, tmp_path)
