@@ -15,9 +15,11 @@ import contextvars
 import gc
 import multiprocessing
 import os
+from collections import deque
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
+from itertools import islice
 from typing import Any, TypeVar
 
 from site_builder.errors import BuilderError
@@ -27,6 +29,11 @@ MIN_PER_WORKER = 8
 """Below this many items per worker, forking costs more than it saves: run them here."""
 CHUNKS_PER_WORKER = 4
 """Smaller chunks even out uneven guides; more cost a round trip each."""
+MOST_PER_CHUNK = 50
+"""Results come back a chunk at a time: this bounds what one holds here at once."""
+CHUNKS_IN_FLIGHT = 2
+"""Chunks handed to each worker ahead of the results read here, so none waits for work and
+results never pile up here faster than `then` takes them."""
 
 GC_THRESHOLDS = (200_000, 30, 30)
 """The garbage collector's thresholds for a run (mypy's): a build makes millions of objects
@@ -68,8 +75,8 @@ def run_each(
         return [keep(index, task(index)) for index in range(count)]
     global _task, _context
     _task, _context = task, contextvars.copy_context()
-    size = max(MIN_PER_WORKER, -(-count // (jobs * CHUNKS_PER_WORKER)))
-    chunks = [(start, min(start + size, count)) for start in range(0, count, size)]
+    size = max(MIN_PER_WORKER, min(MOST_PER_CHUNK, -(-count // (jobs * CHUNKS_PER_WORKER))))
+    chunks = iter([(start, min(start + size, count)) for start in range(0, count, size)])
     # What the workers read is frozen out of the garbage collector's reach while they run
     # (Python's advice for forked workers): their collections do not walk it, and so do not
     # touch (and copy) the pages they share with this process.
@@ -77,7 +84,13 @@ def run_each(
     results: list[T] = []
     try:
         with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("fork")) as pool:
-            for (start, _), part in zip(chunks, pool.map(_run_chunk, chunks), strict=True):
+            ahead = deque(
+                pool.submit(_run_chunk, c) for c in islice(chunks, jobs * CHUNKS_IN_FLIGHT)
+            )
+            while ahead:
+                part = ahead.popleft().result()
+                ahead.extend(pool.submit(_run_chunk, c) for c in islice(chunks, 1))
+                start = len(results)
                 results += [keep(start + at, result) for at, result in enumerate(part)]
     except BrokenProcessPool as error:
         raise BuilderError("(site)", error, "a worker process") from None

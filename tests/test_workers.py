@@ -5,12 +5,13 @@ from __future__ import annotations
 import gc
 import os
 import time
+from pathlib import Path
 
 import pytest
 
 from site_builder.errors import BuilderError, InputError, Problem
 from site_builder.vocabulary import in_use, using
-from site_builder.workers import run_each
+from site_builder.workers import CHUNKS_IN_FLIGHT, MOST_PER_CHUNK, run_each
 from tests.conftest import SEED_VOCABULARY
 
 
@@ -84,3 +85,23 @@ def test_the_workers_do_not_collect_the_callers_objects_and_nothing_stays_frozen
     with pytest.raises(BuilderError):
         run_each(lambda index: os._exit(1) if index == 3 else index, 32, jobs=2)
     assert gc.get_freeze_count() == 0
+
+
+def test_workers_stay_a_few_chunks_ahead_of_a_slow_caller(tmp_path: Path) -> None:
+    started = tmp_path / "started"
+
+    def task(index: int) -> int:
+        with started.open("a") as stream:  # one short line an append: whole lines
+            stream.write(f"{index}\n")
+        return index
+
+    ahead: list[int] = []
+
+    def then(index: int, result: int) -> int:
+        time.sleep(0.002)  # storing a page here takes longer than making it there
+        ahead.append(len(started.read_text().splitlines()) - index)
+        return result
+
+    assert run_each(task, 2000, jobs=2, then=then) == list(range(2000))
+    # Results held here at once: the chunks handed out ahead, and the one being taken.
+    assert max(ahead) <= (2 * CHUNKS_IN_FLIGHT + 1) * MOST_PER_CHUNK
