@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
 from datetime import datetime
 from functools import partial
@@ -27,12 +27,14 @@ from site_builder.decode import ReadError, decode_record
 from site_builder.errors import InputError, Problem
 from site_builder.evidence import record_evidence
 from site_builder.inputs import RawRecord
+from site_builder.models import Normalized
 from site_builder.record_model import Evidence, LaterBody, NearbyPage, RecordBody
 from site_builder.vocabulary import Vocabulary
 
 HEADS = "record heads"
 """The cache kind of the records' heads, one entry by code and vocabulary."""
 _TIME = TypeAdapter(AwareDatetime)
+DigestOf = Callable[[Evidence], str]
 
 
 class KeptHeads:
@@ -67,6 +69,22 @@ class KeptHeads:
             for name, (sha, evidence) in self.kept.items()
         ]
 
+    def held(self, root: Path, normalized: Normalized, digest_of: DigestOf) -> Normalized:
+        """Return the inputs with each record this build read holding its body until it is
+        released (`LaterBody.release`; it is then read again from its file) when the file's
+        sha256 is known, and carrying its digest, so the site reads no released body."""
+        vocabulary = normalized.vocabulary
+
+        def held(evidence: Evidence) -> Evidence:
+            sha256, name = self._digests.get(evidence.source, ""), evidence.source
+            if vocabulary is None or not isinstance(evidence.body, RecordBody) or len(sha256) != 64:
+                return evidence
+            load = partial(_body, root / name, name, sha256, vocabulary)
+            body = LaterBody(load, evidence.body)
+            return replace(evidence, body=body, digest=digest_of(evidence))
+
+        return replace(normalized, evidence=tuple(map(held, normalized.evidence)))
+
     def keep(self, records: Iterable[tuple[Evidence, str]]) -> None:
         """Keep the head of each (record, digest of its record) whose file's sha256 is known;
         write the entry only if it changed."""
@@ -78,6 +96,13 @@ class KeptHeads:
         data = json.dumps(heads, ensure_ascii=False).encode("utf-8")
         if data != self._read:
             self._cache.write(HEADS, self._key, data)
+
+
+def release_bodies(records: Iterable[Evidence]) -> None:
+    """Let go of the bodies held by records that can read theirs again (`KeptHeads.held`)."""
+    for evidence in records:
+        if isinstance(evidence.body, LaterBody):
+            evidence.body.release()
 
 
 def _head(evidence: Evidence, record_digest: str) -> list[Any]:

@@ -16,7 +16,7 @@ from site_builder.checks import check_published, ordered, run_checks
 from site_builder.claims import Verification
 from site_builder.config import BuildConfig
 from site_builder.deploy import static_pages
-from site_builder.kept_records import HEADS, KeptHeads
+from site_builder.kept_records import HEADS, KeptHeads, release_bodies
 from site_builder.listing import KnownFiles
 from site_builder.load import VOCABULARY_NAME, load_inputs
 from site_builder.models import BuildReport, Finding, Normalized, Page, Site
@@ -112,6 +112,9 @@ def build(
         normalized = normalize(
             inputs, cache, partial(heads.evidence, config.root) if heads else None
         )
+        if heads is not None:  # the records read are let go once verified (see `_build`)
+            normalized = heads.held(config.root, normalized, partial(evidence_digest, cache=None))
+    del inputs  # what the records were read as: they are held as `normalized` alone
     # Keys read by shape anywhere in a record (caveats, verdicts) and word spellings come
     # from the project's vocabulary for the whole build.
     with using(normalized.vocabulary):
@@ -156,6 +159,8 @@ def _build(
         site = assemble(normalized, config.build_date, production=config.production, cache=cache)
     with clock.stage("verify"):
         verifications = verify_site(site, config.jobs, cache)
+    if config.jobs > 1:  # the workers rendering pages read the records they need
+        release_bodies(normalized.evidence)
     write, indexed = output.write, output.write and output.search
     leave_out_drafts = bool(site.drafts) and not config.include_drafts
     with ExitStack() as stack:

@@ -56,18 +56,22 @@ class RecordBody:
 
 
 class LaterBody:
-    """A record's body, read from its file when first asked (see `kept_records`)."""
+    """A record's body, read from its file when first asked (see `kept_records`), and read
+    again when asked after `release`."""
 
-    def __init__(self, load: Callable[[], RecordBody]) -> None:
-        self._load: Callable[[], RecordBody] | None = load
-        self._body: RecordBody | None = None
+    def __init__(self, load: Callable[[], RecordBody], body: RecordBody | None = None) -> None:
+        self._load = load
+        self._body = body
 
     def get(self) -> RecordBody:
-        """Return the body, reading it the first time."""
+        """Return the body, reading it if it is not held."""
         if self._body is None:
-            assert self._load is not None
-            self._body, self._load = self._load(), None
+            self._body = self._load()
         return self._body
+
+    def release(self) -> None:
+        """Let go of the body: the workers a build forks next read it from its file."""
+        self._body = None
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, LaterBody | RecordBody):

@@ -4,8 +4,10 @@ must make again, and refuses a body whose file changed since the build began."""
 
 from __future__ import annotations
 
+import gc
 import json
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -22,6 +24,7 @@ from site_builder.record_model import Evidence, RecordBody
 from site_builder.reuse import code_digest
 from site_builder.unchanged import input_digests
 from tests.conftest import Project, tree_digest
+from tests.test_incremental import grow
 
 RECORD = "records/000_f07234cca5c1d19d.json"
 
@@ -131,3 +134,43 @@ def test_a_record_that_could_not_be_read_is_never_kept(project: Project) -> None
     kept[RECORD] = ["unreadable", *kept[next(iter(kept))][1:]]  # as if it had been
     cache.write(HEADS, heads._key, json.dumps(kept).encode())
     assert RECORD not in KeptHeads(cache, code_digest(), digests, vocabulary).kept
+
+
+def record_bodies() -> int:
+    """Count the record bodies alive in this process."""
+    gc.collect()
+    return sum(1 for item in gc.get_objects() if isinstance(item, RecordBody))
+
+
+def test_records_are_let_go_once_verified(project: Project) -> None:
+    grow(project, 20)  # enough guides for two worker processes
+    held: dict[str, int] = {}
+
+    def counted(stage: str) -> None:
+        held.setdefault(stage, record_bodies())
+
+    config = BuildConfig.for_root(project.root, jobs=2)
+    assert build(config, on_stage=counted).written
+    before = held["unchanged"]  # the bodies other tests left
+    assert held["verify"] - before == 24  # every record was read, and held to be verified
+    assert held["render"] - before == 0  # then the workers rendering pages read their own
+    assert_as_cold(project)
+
+
+def test_a_record_saved_while_pages_render_stops_the_build(project: Project) -> None:
+    grow(project, 20)
+    config = BuildConfig.for_root(project.root, jobs=2)
+    assert build(config).written
+    before = tree_digest(project.out)
+    shutil.rmtree(project.root / ".cache")  # every record is read and every page rendered
+    path = project.root / RECORD
+
+    def save(stage: str) -> None:
+        if stage == "render":
+            path.write_bytes(path.read_bytes().replace(b"GLM", b"GLN", 1))
+
+    with pytest.raises(InputError, match=f"{RECORD}: .*changed while the build ran"):
+        build(config, on_stage=save)
+    assert tree_digest(project.out) == before
+    assert build(config).written
+    assert_as_cold(project)
