@@ -91,9 +91,7 @@ def reused_pages(
 
     def stored_now(index: int, page: Page) -> Page:
         entry = keys[index]
-        sha256 = hashlib.sha256(page.content).hexdigest()
-        cache.write(SCAN, entry, lambda: dump_scan(page, sha256))
-        stored = cache.write(HTML, entry, page.content, file=True)
+        sha256, stored = _written(cache, entry, page)
         cache.hold(SCAN, entry, page)
         if not html:
             return replace(page, content=b"")
@@ -105,15 +103,19 @@ def reused_pages(
     return [found[index] for index in range(count)]
 
 
+def _written(cache: BuildCache, key: str, page: Page) -> tuple[str, bool]:
+    """Write a page's two entries under `key`; return its bytes' sha256 and whether its HTML
+    entry is on disk now."""
+    sha256 = hashlib.sha256(page.content).hexdigest()
+    cache.write(SCAN, key, lambda: dump_scan(page, sha256))
+    return sha256, cache.write(HTML, key, page.content, file=True)
+
+
 def _stored_here(cache: BuildCache, key: str, page: Page) -> Page:
     """Store a page just rendered under `key` and return it without its bytes (with their
-    sha256), or as it is if the cache could not be written."""
-    sha256 = hashlib.sha256(page.content).hexdigest()
-    if cache.write(SCAN, key, dump_scan(page, sha256)) and cache.write(
-        HTML, key, page.content, file=True
-    ):
-        return replace(page, content=b"", sha256=sha256)
-    return page
+    sha256), or as it is if its HTML entry could not be written."""
+    sha256, stored = _written(cache, key, page)
+    return replace(page, content=b"", sha256=sha256) if stored else page
 
 
 def _linked(cache: BuildCache, key: str, page: Page, folder: Path | None) -> Page | None:
