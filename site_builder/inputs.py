@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from site_builder.errors import Problem
@@ -14,6 +15,15 @@ class RawRecord:
 
     source: str
     data: dict[str, JsonValue]
+
+
+@dataclass(frozen=True)
+class UnreadRecord:
+    """A record file that could not be read or decoded."""
+
+    problem: Problem
+    operation_id: str | None = None
+    """The operationId found in its text, so that its guide is not called an orphan."""
 
 
 @dataclass(frozen=True)
@@ -49,7 +59,8 @@ class RawImage:
 class Inputs:
     """Everything a build reads, plus the problems met while reading it."""
 
-    records: tuple[RawRecord, ...]
+    records: Iterable[RawRecord | UnreadRecord]
+    """Read as they are iterated, once (`load`): a build holds one record's raw data at a time."""
     docs: tuple[RawDoc, ...]
     settings: RawDoc
     assets: tuple[Asset, ...]
@@ -64,5 +75,4 @@ class Inputs:
     images: tuple[RawImage, ...] = ()
     """Image files under content/, for the prose to show."""
     problems: tuple[Problem, ...] = ()
-    unreadable_ids: frozenset[str] = frozenset()
-    """operationIds seen in record files that could not be decoded."""
+    """Problems reading every file but the records (theirs come with them)."""

@@ -27,7 +27,6 @@ from site_builder.decode import ReadError, decode_record
 from site_builder.errors import InputError, Problem
 from site_builder.evidence import record_evidence
 from site_builder.inputs import RawRecord
-from site_builder.models import Normalized
 from site_builder.record_model import Evidence, LaterBody, NearbyPage, RecordBody
 from site_builder.vocabulary import Vocabulary
 
@@ -69,21 +68,23 @@ class KeptHeads:
             for name, (sha, evidence) in self.kept.items()
         ]
 
-    def held(self, root: Path, normalized: Normalized, digest_of: DigestOf) -> Normalized:
-        """Return the inputs with each record this build read holding its body until it is
-        released (`LaterBody.release`; it is then read again from its file) when the file's
-        sha256 is known, and carrying its digest, so the site reads no released body."""
-        vocabulary = normalized.vocabulary
-
-        def held(evidence: Evidence) -> Evidence:
-            sha256, name = self._digests.get(evidence.source, ""), evidence.source
-            if vocabulary is None or not isinstance(evidence.body, RecordBody) or len(sha256) != 64:
-                return evidence
-            load = partial(_body, root / name, name, sha256, vocabulary)
-            body = LaterBody(load, evidence.body)
-            return replace(evidence, body=body, digest=digest_of(evidence))
-
-        return replace(normalized, evidence=tuple(map(held, normalized.evidence)))
+    def hold(
+        self,
+        root: Path,
+        digest_of: DigestOf,
+        release: bool,
+        evidence: Evidence,
+        vocabulary: Vocabulary,
+    ) -> Evidence:
+        """Return a record this build read carrying its digest, and with a body that can be
+        read again from its file (its sha256 known): let go of at once if `release` (the
+        workers that verify and render it read it), else held until `release_bodies`."""
+        sha256, name = self._digests.get(evidence.source, ""), evidence.source
+        if not isinstance(evidence.body, RecordBody) or len(sha256) != 64:
+            return evidence
+        load = partial(_body, root / name, name, sha256, vocabulary)
+        body = LaterBody(load, None if release else evidence.body)
+        return replace(evidence, body=body, digest=digest_of(evidence))
 
     def keep(self, records: Iterable[tuple[Evidence, str]]) -> None:
         """Keep the head of each (record, digest of its record) whose file's sha256 is known;

@@ -11,7 +11,7 @@ import os
 import re
 import stat
 import time
-from collections.abc import Callable, Collection, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +28,7 @@ from site_builder.decode import (
 )
 from site_builder.errors import Problem
 from site_builder.images import FORMATS, MAX_IMAGE_BYTES
-from site_builder.inputs import Asset, Inputs, RawDoc, RawImage, RawRecord
+from site_builder.inputs import Asset, Inputs, RawDoc, RawImage, RawRecord, UnreadRecord
 from site_builder.listing import WILDCARD, Entry, KnownFiles, listed
 
 REGISTRY_NAME = "registry.json"
@@ -48,26 +48,12 @@ def load_inputs(
 ) -> Inputs:
     """Read every input file, collecting read problems; a memory cache skips unchanged ones,
     and with `known` (the preview's) files nobody saw change are not looked at. The records
-    `kept` (by source: `kept_records`) are not read."""
+    are read as `normalize` iterates them, but with `known` here; those `kept` (by source:
+    `kept_records`) are not read."""
     problems: list[Problem] = []
-    records = [
-        RawRecord(source, data)
-        for source, data in _read_each(
-            config,
-            config.records_dir,
-            "*.json",
-            decode_record,
-            problems,
-            cache,
-            known=known,
-            leave=kept,
-        )
-    ]
-    unreadable_ids = frozenset(
-        hint
-        for source in sorted({problem.source for problem in problems})
-        if (hint := _operation_id_hint(config.root / source))
-    )
+    records: Iterable[RawRecord | UnreadRecord] = _records(config, cache, known, kept)
+    if known is not None:  # before `known.loaded`
+        records = tuple(records)
     docs = [
         RawDoc(source, front, body, body_line)
         for source, (front, body, body_line) in _read_each(
@@ -112,7 +98,7 @@ def load_inputs(
         for source, data in _read_each(config, config.static_dir, "**/*", static_file, problems)
     ]
     inputs = Inputs(
-        records=tuple(records),
+        records=records,
         docs=tuple(docs),
         settings=settings,
         assets=tuple(assets),
@@ -123,11 +109,24 @@ def load_inputs(
         vocabulary=vocabulary,
         images=_images(config, known),
         problems=tuple(problems),
-        unreadable_ids=unreadable_ids,
     )
     if known is not None:
         known.loaded()
     return inputs
+
+
+def _records(
+    config: BuildConfig, cache: BuildCache | None, known: KnownFiles | None, kept: Collection[str]
+) -> Iterator[RawRecord | UnreadRecord]:
+    """Yield each record file (none `kept`), read and decoded as it is reached, in sorted
+    order; with `known` (the preview's), those nobody saw change are not looked at again."""
+    for outcome in _outcomes(
+        config, config.records_dir, "*.json", decode_record, cache, known, kept
+    ):
+        if isinstance(outcome, Problem):
+            yield UnreadRecord(outcome, _operation_id_hint(config.root / outcome.source))
+        elif outcome is not None:
+            yield RawRecord(*outcome)
 
 
 def _images(config: BuildConfig, known: KnownFiles | None) -> tuple[RawImage, ...]:
@@ -200,24 +199,35 @@ def _read_each(
     cache: BuildCache | None = None,
     skip: Path | None = None,
     known: KnownFiles | None = None,
-    leave: Collection[str] = frozenset(),
 ) -> Iterator[tuple[str, Any]]:
-    """Yield (source, decoded) for each matching file in sorted order (none under `skip`, none
-    in `leave`); record problems. With `known`, a folder's files that did not change are not
-    looked at."""
+    """Yield (source, decoded) for each matching file in sorted order (none under `skip`);
+    record problems. With `known`, a folder's files that did not change are not looked at."""
+    for outcome in _outcomes(config, folder, pattern, decode, cache, known, skip=skip):
+        if isinstance(outcome, Problem):
+            problems.append(outcome)
+        elif outcome is not None:
+            yield outcome
+
+
+def _outcomes(
+    config: BuildConfig,
+    folder: Path,
+    pattern: str,
+    decode: Callable[[bytes], Any],
+    cache: BuildCache | None,
+    known: KnownFiles | None,
+    leave: Collection[str] = frozenset(),
+    skip: Path | None = None,
+) -> Iterable[tuple[str, Any] | Problem | None]:
+    """Return what reading each matching file gave (`_read_one`), in sorted order: read as
+    iterated, or with `known` all at once (only the files that changed)."""
 
     def read(entry: Entry) -> tuple[str, Any] | Problem | None:
         return _read_one(config, entry, decode, cache, skip, leave)
 
     if known is not None and WILDCARD.search(pattern):
-        outcomes = known.each(decode.__qualname__, folder, pattern, read)
-    else:
-        outcomes = [read(entry) for entry in listed(folder, pattern)]
-    for outcome in outcomes:
-        if isinstance(outcome, Problem):
-            problems.append(outcome)
-        elif outcome is not None:
-            yield outcome
+        return known.each(decode.__qualname__, folder, pattern, read)
+    return map(read, listed(folder, pattern))
 
 
 def _read_one(

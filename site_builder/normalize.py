@@ -17,7 +17,7 @@ from site_builder.errors import Problem
 from site_builder.evidence import record_evidence
 from site_builder.formula import FormulaError, parse
 from site_builder.images import inspect_image
-from site_builder.inputs import Inputs, RawDoc
+from site_builder.inputs import Inputs, RawDoc, UnreadRecord
 from site_builder.models import Doc, Normalized
 from site_builder.record_model import Evidence
 from site_builder.schema import (
@@ -40,31 +40,23 @@ def normalize(
     inputs: Inputs,
     cache: BuildCache | None = None,
     kept: Callable[[Vocabulary], list[Evidence]] | None = None,
+    hold: Callable[[Evidence, Vocabulary], Evidence] | None = None,
 ) -> Normalized:
     """Validate every input, keeping the valid ones and every problem for `assemble` to report;
     a `cache` in memory (the preview's) validates only records and front matter that changed.
     `kept` gives the Evidence of the records that were valid and have not changed since
-    (`kept_records`), which were not read."""
+    (`kept_records`), which were not read; `hold` decides what of each record read is kept
+    (`KeptHeads.hold`), as it is read, so the raw records are never all in memory at once."""
     problems = list(inputs.problems)
     settings = _validate(SiteSettings, inputs.settings.front, inputs.settings.source, "", problems)
     # The same object while the file is unchanged: its spelling remembers the headings it made.
     raw_words = inputs.vocabulary
     check_words = partial(vocabulary_of, raw_words)
     vocabulary = _once(cache, ("vocabulary",), raw_words and raw_words.front, problems, check_words)
-    evidence = []
-    if vocabulary is not None:
-        words = vocabulary.model_dump_json() if cache is not None else ""
-        for record in inputs.records:
-            key = ("evidence", record.source, words)
-            item = _once(
-                cache, key, record.data, problems, partial(record_evidence, record, vocabulary)
-            )
-            if item:
-                evidence.append(item)
-        if kept is not None:
-            read = {record.source for record in inputs.records}
-            evidence += (item for item in kept(vocabulary) if item.source not in read)
-            evidence.sort(key=lambda item: item.source)
+    evidence, read, invalid_ids = _records(inputs, vocabulary, cache, problems, hold)
+    if kept is not None and vocabulary is not None:
+        evidence += (item for item in kept(vocabulary) if item.source not in read)
+        evidence.sort(key=lambda item: item.source)
     docs = []
     for raw in inputs.docs:
         check = partial(_validate, FrontMatter, raw.front, raw.source, "front matter.")
@@ -74,12 +66,6 @@ def normalize(
     registry = _registry(inputs, settings, problems)
     rules = _rules(inputs, problems)
     acknowledged = _acknowledged(inputs, problems)
-    valid = {item.source for item in evidence}
-    invalid_ids = inputs.unreadable_ids | frozenset(
-        raw.data["operationId"]
-        for raw in inputs.records
-        if raw.source not in valid and isinstance(raw.data.get("operationId"), str)
-    )
     return Normalized(
         evidence=tuple(evidence),
         docs=tuple(docs),
@@ -94,6 +80,39 @@ def normalize(
         problems=tuple(problems),
         invalid_ids=invalid_ids,
     )
+
+
+def _records(
+    inputs: Inputs,
+    vocabulary: Vocabulary | None,
+    cache: BuildCache | None,
+    problems: list[Problem],
+    hold: Callable[[Evidence, Vocabulary], Evidence] | None,
+) -> tuple[list[Evidence], set[str], frozenset[str]]:
+    """Validate each record as it is read; return the valid ones (as `hold` keeps them), the
+    sources read, and the operationIds of the records that are not valid. A problem reading
+    a record goes before every other problem, as it was met first."""
+    evidence: list[Evidence] = []
+    read: set[str] = set()
+    invalid_ids: set[str] = set()
+    read_problems: list[Problem] = []
+    words = vocabulary.model_dump_json() if cache is not None and vocabulary is not None else ""
+    for record in inputs.records:
+        if isinstance(record, UnreadRecord):
+            read_problems.append(record.problem)
+            invalid_ids.update([record.operation_id] if record.operation_id else [])
+            continue
+        read.add(record.source)
+        item = None
+        if vocabulary is not None:
+            validate = partial(record_evidence, record, vocabulary)
+            item = _once(cache, ("evidence", record.source, words), record.data, problems, validate)
+        if item is not None and vocabulary is not None:
+            evidence.append(hold(item, vocabulary) if hold is not None else item)
+        elif isinstance(operation_id := record.data.get("operationId"), str):
+            invalid_ids.add(operation_id)
+    problems[:0] = read_problems
+    return evidence, read, frozenset(invalid_ids)
 
 
 def _once(

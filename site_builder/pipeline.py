@@ -109,12 +109,13 @@ def build(
     with clock.stage("load"):
         inputs = load_inputs(config, cache, known, kept=heads.kept if heads else ())
     with clock.stage("validate"):
-        normalized = normalize(
-            inputs, cache, partial(heads.evidence, config.root) if heads else None
-        )
-        if heads is not None:  # the records read are let go once verified (see `_build`)
-            normalized = heads.held(config.root, normalized, partial(evidence_digest, cache=None))
-    del inputs  # what the records were read as: they are held as `normalized` alone
+        kept, hold = None, None
+        if heads is not None:  # with workers, the records read are let go as they are read
+            kept = partial(heads.evidence, config.root)
+            digest_of = partial(evidence_digest, cache=None)
+            hold = partial(heads.hold, config.root, digest_of, config.jobs > 1)
+        normalized = normalize(inputs, cache, kept, hold)
+    del inputs
     # Keys read by shape anywhere in a record (caveats, verdicts) and word spellings come
     # from the project's vocabulary for the whole build.
     with using(normalized.vocabulary):

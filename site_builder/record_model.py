@@ -8,7 +8,8 @@ one of them asks (`kept_records`): 10,000 records held about 900 MB.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -73,6 +74,11 @@ class LaterBody:
         """Let go of the body: the workers a build forks next read it from its file."""
         self._body = None
 
+    @property
+    def held(self) -> bool:
+        """Whether the body is in memory."""
+        return self._body is not None
+
     def __eq__(self, other: object) -> bool:
         if isinstance(other, LaterBody | RecordBody):
             mine = self.get()
@@ -80,6 +86,19 @@ class LaterBody:
         return NotImplemented
 
     __hash__ = None  # type: ignore[assignment]
+
+
+@contextmanager
+def lent(evidence: Evidence) -> Iterator[None]:
+    """Let go of a record's body after the block if the block read it (a worker verifying
+    or rendering thousands of guides holds one record's body at a time)."""
+    body = evidence.body
+    held = not isinstance(body, LaterBody) or body.held
+    try:
+        yield
+    finally:
+        if not held and isinstance(body, LaterBody):
+            body.release()
 
 
 @dataclass(frozen=True)

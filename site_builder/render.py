@@ -31,6 +31,7 @@ from site_builder.models import Page, Site
 from site_builder.navigation import SiteNavigation, navigation_of
 from site_builder.page_keys import guide_page_keys
 from site_builder.pageview import PageView, link_target, page_view
+from site_builder.record_model import lent
 from site_builder.reuse import (
     folder_digest,
     site_digest,
@@ -172,6 +173,7 @@ def guide_pages(
         html=html,
         later=later,
         on_disk=on_disk,
+        around=lambda index: lent(guides[index].evidence),
     )
 
 

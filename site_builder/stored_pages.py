@@ -15,7 +15,7 @@ import json
 import os
 import shutil
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import asdict, replace
 from functools import partial
 from pathlib import Path
@@ -42,6 +42,7 @@ def reused_pages(
     html: bool = True,
     later: bool = False,
     on_disk: Path | None = None,
+    around: Callable[[int], AbstractContextManager[object]] = lambda _: nullcontext(),
 ) -> list[Page]:
     """Return `[scan(i, render(i)) for i in range(count)]`: each from the cache when its
     entries for its key read back, the others rendered over `jobs` processes and stored.
@@ -49,11 +50,13 @@ def reused_pages(
     declare); with `on_disk` (a folder of this build's, see `links_folder`), each with its
     bytes left in the cache's file and linked into that folder (`Page.stored`), not held.
     With `later` (the preview, which shows a rebuild before checking it) a page rendered now
-    is scanned and stored by `finished`."""
+    is scanned and stored by `finished`. Each page is rendered and scanned inside
+    `around(i)` (a guide's `record_model.lent`: a worker holds one record at a time)."""
 
     def made(index: int) -> Page:
-        page = render(index)
-        return page if later else scan(index, page)
+        with around(index):
+            page = render(index)
+            return page if later else scan(index, page)
 
     if cache is None:
         pages = run_each(made, count, jobs)

@@ -23,6 +23,7 @@ from site_builder.infer import NO_RULE, Node, infer
 from site_builder.kept_verifications import kept_or_verified
 from site_builder.measurements import uncaveated_measurements
 from site_builder.models import Evidence, Site
+from site_builder.record_model import lent
 from site_builder.reuse import verification_key, verify_digest
 from site_builder.schema import DerivedRule, RuleFile, is_http_url
 from site_builder.vocabulary import in_use
@@ -54,12 +55,13 @@ def verify_site(
 
 
 def verify(evidence: Evidence, rules: RuleFile) -> Verification:
-    """Return every claim check of one record."""
-    record = evidence.record
-    nodes = list(_walk(record))
-    checks = [*_receipts(record), *_revisions(record, nodes), *_derived(nodes, rules)]
-    checks += _invariants(evidence, rules)
-    warnings = [*_duplicate_receipts(record), *uncaveated_measurements(record)]
+    """Return every claim check of one record (letting go of its body after, if read for it)."""
+    with lent(evidence):
+        record = evidence.record
+        nodes = list(_walk(record))
+        checks = [*_receipts(record), *_revisions(record, nodes), *_derived(nodes, rules)]
+        checks += _invariants(evidence, rules)
+        warnings = [*_duplicate_receipts(record), *uncaveated_measurements(record)]
     return Verification(evidence.source, tuple(checks), tuple(warnings))
 
 

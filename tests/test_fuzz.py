@@ -37,7 +37,7 @@ from site_builder.assemble import assemble
 from site_builder.checks import run_checks
 from site_builder.config import BuildConfig
 from site_builder.errors import InputError, Problem, one_line
-from site_builder.inputs import Inputs, RawDoc, RawRecord
+from site_builder.inputs import Inputs, RawDoc, RawRecord, UnreadRecord
 from site_builder.models import Finding, Page
 from site_builder.normalize import normalize
 from site_builder.report import format_json, format_text, problems_as_findings
@@ -98,25 +98,26 @@ def cached_templates() -> Iterator[None]:
 
 def decode_files(
     records: list[tuple[str, bytes]], docs: list[tuple[str, bytes]]
-) -> tuple[list[RawRecord], list[RawDoc], list[Problem], frozenset[str]]:
+) -> tuple[list[RawRecord | UnreadRecord], list[RawDoc], list[Problem]]:
     """Decode files exactly as load.load_inputs does: read problems are collected, not raised."""
     problems: list[Problem] = []
-    raw_records, raw_docs, hints = [], [], set()
+    raw_records: list[RawRecord | UnreadRecord] = []
+    raw_docs = []
     for source, raw in records:
         try:
             raw_records.append(RawRecord(source, decode.decode_record(raw)))
         except decode.ReadError as error:
-            problems.append(Problem(source, error.location, error.message))
             text = raw[: decode.MAX_RECORD_BYTES].decode("utf-8", errors="replace")
-            if match := load._OPERATION_ID.search(text):
-                hints.add(match.group(1))
+            match = load._OPERATION_ID.search(text)
+            problem = Problem(source, error.location, error.message)
+            raw_records.append(UnreadRecord(problem, match.group(1) if match else None))
     for source, raw in docs:
         try:
             front, body, body_line = decode.decode_doc(raw)
             raw_docs.append(RawDoc(source, front, body, body_line))
         except decode.ReadError as error:
             problems.append(Problem(source, error.location, error.message))
-    return raw_records, raw_docs, problems, frozenset(hints)
+    return raw_records, raw_docs, problems
 
 
 def run_case(
@@ -130,7 +131,7 @@ def run_case(
     sources = {source for source, _ in [*records, *docs]}
     sources |= {base.settings.source, base.registry.source, base.rules.source}  # type: ignore[union-attr]
     try:
-        raw_records, raw_docs, problems, hints = decode_files(records, docs)
+        raw_records, raw_docs, problems = decode_files(records, docs)
         settings_doc = base.settings
         if settings_yaml is not None:
             try:
@@ -146,7 +147,6 @@ def run_case(
             docs=tuple(raw_docs),
             settings=settings_doc,
             problems=tuple(problems),
-            unreadable_ids=hints,
         )
         site = assemble(normalize(inputs))
         verifications = verify_site(site)

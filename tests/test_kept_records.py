@@ -8,21 +8,28 @@ import gc
 import json
 import os
 import shutil
+import weakref
+from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from site_builder import unchanged
+from site_builder import kept_records, unchanged
+from site_builder import normalize as normalize_module
 from site_builder.cache import BuildCache
 from site_builder.config import BuildConfig
 from site_builder.errors import InputError
+from site_builder.inputs import RawRecord
 from site_builder.kept_records import HEADS, KeptHeads
 from site_builder.load import VOCABULARY_NAME, load_inputs
 from site_builder.normalize import normalize
 from site_builder.pipeline import build
-from site_builder.record_model import Evidence, RecordBody
+from site_builder.record_model import Evidence, LaterBody, RecordBody
 from site_builder.reuse import code_digest
+from site_builder.schema import RuleFile
 from site_builder.unchanged import input_digests
+from site_builder.verify import verify
 from tests.conftest import Project, tree_digest
 from tests.test_incremental import grow
 
@@ -97,6 +104,23 @@ def test_kept_evidence_is_what_reading_the_record_gives(project: Project) -> Non
         assert later.record == evidence.record and later.receipts == evidence.receipts
 
 
+def test_verifying_a_record_read_for_it_lets_it_go_after(project: Project) -> None:
+    assert build(BuildConfig.for_root(project.root)).written
+    read = {
+        item.source: item
+        for item in normalize(load_inputs(BuildConfig.for_root(project.root)), None).evidence
+    }
+    rules = RuleFile()
+    for source, later in kept_evidence(project).items():
+        assert isinstance(later.body, LaterBody) and not later.body.held
+        assert verify(later, rules) == verify(read[source], rules)
+        assert not later.body.held  # a worker verifying thousands holds one at a time
+        held = LaterBody(later.body.get)  # read, and held, before it is verified
+        held.get()
+        verify(replace(later, body=held), rules)
+        assert held.held  # a record the builder holds stays held
+
+
 def test_a_kept_record_saved_since_the_build_began_is_an_input_error(project: Project) -> None:
     assert build(BuildConfig.for_root(project.root)).written
     kept = kept_evidence(project)[RECORD]
@@ -142,18 +166,69 @@ def record_bodies() -> int:
     return sum(1 for item in gc.get_objects() if isinstance(item, RecordBody))
 
 
-def test_records_are_let_go_once_verified(project: Project) -> None:
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_records_are_let_go_as_they_are_read(project: Project, jobs: int) -> None:
     grow(project, 20)  # enough guides for two worker processes
     held: dict[str, int] = {}
 
     def counted(stage: str) -> None:
         held.setdefault(stage, record_bodies())
 
-    config = BuildConfig.for_root(project.root, jobs=2)
+    config = BuildConfig.for_root(project.root, jobs=jobs)
     assert build(config, on_stage=counted).written
     before = held["unchanged"]  # the bodies other tests left
-    assert held["verify"] - before == 24  # every record was read, and held to be verified
-    assert held["render"] - before == 0  # then the workers rendering pages read their own
+    if jobs == 1:  # one process verifies and renders every guide: it keeps what it read
+        assert held["verify"] - before == held["render"] - before == 24
+    else:  # the workers verifying and rendering pages read their own
+        assert held["verify"] - before == held["render"] - before == 0
+    assert_as_cold(project)
+
+
+def test_rendering_a_kept_record_lets_it_go_after(
+    project: Project, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    config = BuildConfig.for_root(project.root, jobs=1)
+    assert build(config).written
+    template = project.root / "templates" / "guide.html"
+    template.write_text(template.read_text() + "{# every page renders again #}\n")
+    read: list[weakref.ref[RecordBody]] = []
+    load = kept_records._body
+
+    def counted(*args: Any) -> RecordBody:
+        body = load(*args)
+        read.append(weakref.ref(body))
+        return body
+
+    monkeypatch.setattr(kept_records, "_body", counted)
+    alive: dict[str, int] = {}
+
+    def at(stage: str) -> None:
+        gc.collect()
+        alive.setdefault(stage, sum(1 for body in read if body() is not None))
+
+    assert build(config, on_stage=at).written
+    # Each record was read once, to render and scan its page, and let go after: a worker
+    # rendering thousands of pages holds one record at a time.
+    assert len(read) == 4 and alive["check"] == 0
+    assert_as_cold(project)
+
+
+def test_a_build_holds_one_raw_record_at_a_time(
+    project: Project, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    grow(project, 20)
+    alive: list[int] = []
+    validate = normalize_module.record_evidence
+
+    def counted(raw: RawRecord, *args: object) -> object:
+        gc.collect()
+        records = (item for item in gc.get_objects() if isinstance(item, RawRecord))
+        alive.append(sum(1 for item in records if item.source.startswith("records/")))
+        return validate(raw, *args)
+
+    monkeypatch.setattr(normalize_module, "record_evidence", counted)
+    assert build(BuildConfig.for_root(project.root, jobs=2)).written
+    assert len(alive) == 24 and max(alive) == 1  # read, validated and let go, one by one
     assert_as_cold(project)
 
 
