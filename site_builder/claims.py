@@ -37,16 +37,25 @@ class ClaimCheck(NamedTuple):
 
 
 class Later(Sequence[T]):
-    """A sequence made when first read (by `load`), then kept."""
+    """A sequence made when first read (by `load`), then kept until released."""
 
     def __init__(self, load: Callable[[], Sequence[T]]) -> None:
-        self._load: Callable[[], Sequence[T]] | None = load
-        self._items: Sequence[T] = ()
+        self._load = load
+        self._items: Sequence[T] | None = None
 
     def _all(self) -> Sequence[T]:
-        if self._load is not None:
-            self._items, self._load = self._load(), None
+        if self._items is None:
+            self._items = self._load()
         return self._items
+
+    @property
+    def held(self) -> bool:
+        """Whether the items are in memory."""
+        return self._items is not None
+
+    def release(self) -> None:
+        """Let go of the items: they are made again when next read (`lending.lent`)."""
+        self._items = None
 
     @overload
     def __getitem__(self, index: int) -> T: ...

@@ -8,8 +8,7 @@ one of them asks (`kept_records`): 10,000 records held about 900 MB.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -86,19 +85,6 @@ class LaterBody:
         return NotImplemented
 
     __hash__ = None  # type: ignore[assignment]
-
-
-@contextmanager
-def lent(evidence: Evidence) -> Iterator[None]:
-    """Let go of a record's body after the block if the block read it (a worker verifying
-    or rendering thousands of guides holds one record's body at a time)."""
-    body = evidence.body
-    held = not isinstance(body, LaterBody) or body.held
-    try:
-        yield
-    finally:
-        if not held and isinstance(body, LaterBody):
-            body.release()
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ and a small site-wide summary, so pages can later be rendered in parallel or alo
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -23,15 +23,15 @@ from markupsafe import Markup
 
 from site_builder.cache import BuildCache, reused
 from site_builder.cells import format_time, machine_time
-from site_builder.claims import Verification
+from site_builder.claims import ClaimCheck, Verification
 from site_builder.config import BuildConfig
 from site_builder.errors import BuilderError, InputError
 from site_builder.humanize import humanize_slug
-from site_builder.models import Page, Site
+from site_builder.lending import lent
+from site_builder.models import Guide, Page, Site
 from site_builder.navigation import SiteNavigation, navigation_of
 from site_builder.page_keys import guide_page_keys
 from site_builder.pageview import PageView, link_target, page_view
-from site_builder.record_model import lent
 from site_builder.reuse import (
     folder_digest,
     site_digest,
@@ -159,6 +159,10 @@ def guide_pages(
         except TEMPLATE_ERRORS as error:
             raise InputError([template_problem(error, config)]) from None
 
+    def checks(guide: Guide) -> list[Sequence[ClaimCheck]]:
+        verification = verifications.get(guide.evidence.operation_id)
+        return [verification.checks] if verification is not None else []
+
     guides = site.guides
     if cache and every_guide:
         site_key = site_digest(site, templates_key, every_guide=True)
@@ -173,7 +177,7 @@ def guide_pages(
         html=html,
         later=later,
         on_disk=on_disk,
-        around=lambda index: lent(guides[index].evidence),
+        around=lambda index: lent(guides[index].evidence.body, *checks(guides[index])),
     )
 
 

@@ -51,7 +51,7 @@ def reused_pages(
     bytes left in the cache's file and linked into that folder (`Page.stored`), not held.
     With `later` (the preview, which shows a rebuild before checking it) a page rendered now
     is scanned and stored by `finished`. Each page is rendered and scanned inside
-    `around(i)` (a guide's `record_model.lent`: a worker holds one record at a time)."""
+    `around(i)` (a guide's `lending.lent`: a worker holds one guide's record at a time)."""
 
     def made(index: int) -> Page:
         with around(index):

@@ -21,9 +21,9 @@ from site_builder.claims import ClaimCheck, Verification, agrees, rounded
 from site_builder.formula import FormulaError, evaluate
 from site_builder.infer import NO_RULE, Node, infer
 from site_builder.kept_verifications import kept_or_verified
+from site_builder.lending import lent
 from site_builder.measurements import uncaveated_measurements
 from site_builder.models import Evidence, Site
-from site_builder.record_model import lent
 from site_builder.reuse import verification_key, verify_digest
 from site_builder.schema import DerivedRule, RuleFile, is_http_url
 from site_builder.vocabulary import in_use
@@ -56,7 +56,7 @@ def verify_site(
 
 def verify(evidence: Evidence, rules: RuleFile) -> Verification:
     """Return every claim check of one record (letting go of its body after, if read for it)."""
-    with lent(evidence):
+    with lent(evidence.body):
         record = evidence.record
         nodes = list(_walk(record))
         checks = [*_receipts(record), *_revisions(record, nodes), *_derived(nodes, rules)]

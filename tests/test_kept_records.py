@@ -9,13 +9,14 @@ import json
 import os
 import shutil
 import weakref
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from site_builder import kept_records, unchanged
+from site_builder import kept_records, kept_verifications, unchanged
 from site_builder import normalize as normalize_module
 from site_builder.cache import BuildCache
 from site_builder.config import BuildConfig
@@ -184,6 +185,10 @@ def test_records_are_let_go_as_they_are_read(project: Project, jobs: int) -> Non
     assert_as_cold(project)
 
 
+class Checks(list[Any]):
+    """A verification's checks as read back, in a list that can be watched (`weakref`)."""
+
+
 def test_rendering_a_kept_record_lets_it_go_after(
     project: Project, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -191,25 +196,30 @@ def test_rendering_a_kept_record_lets_it_go_after(
     assert build(config).written
     template = project.root / "templates" / "guide.html"
     template.write_text(template.read_text() + "{# every page renders again #}\n")
-    read: list[weakref.ref[RecordBody]] = []
-    load = kept_records._body
+    read: dict[str, list[weakref.ref[Any]]] = {"bodies": [], "checks": []}
+    body, checks = kept_records._body, kept_verifications._checks
 
-    def counted(*args: Any) -> RecordBody:
-        body = load(*args)
-        read.append(weakref.ref(body))
-        return body
+    def watched(kind: str, load: Callable[..., Any]) -> Callable[..., Any]:
+        def loaded(*args: Any) -> Any:
+            made = load(*args)
+            made = Checks(made) if kind == "checks" else made
+            read[kind].append(weakref.ref(made))
+            return made
 
-    monkeypatch.setattr(kept_records, "_body", counted)
+        return loaded
+
+    monkeypatch.setattr(kept_records, "_body", watched("bodies", body))
+    monkeypatch.setattr(kept_verifications, "_checks", watched("checks", checks))
     alive: dict[str, int] = {}
 
     def at(stage: str) -> None:
         gc.collect()
-        alive.setdefault(stage, sum(1 for body in read if body() is not None))
+        alive.setdefault(stage, sum(1 for refs in read.values() for ref in refs if ref()))
 
     assert build(config, on_stage=at).written
-    # Each record was read once, to render and scan its page, and let go after: a worker
-    # rendering thousands of pages holds one record at a time.
-    assert len(read) == 4 and alive["check"] == 0
+    # Each record and its every check were read once, to render and scan its page, and let
+    # go of after: a worker rendering thousands of pages holds one guide's at a time.
+    assert len(read["bodies"]) == len(read["checks"]) == 4 and alive["check"] == 0
     assert_as_cold(project)
 
 

@@ -11,6 +11,7 @@ PKG = Path(__file__).resolve().parent.parent / "site_builder"
 ORDER = [
     "errors",
     "cache",
+    "lending",
     "claims",
     "config",
     "schema",
