@@ -11,7 +11,8 @@ each way and prints medians:
 - one record: one guide's record changed (a note added) since the last build.
 
 Each run reports its wall time, the stage times the builder prints, the builder's own peak
-RSS and that of its children (the Pagefind indexer). With --referee ROWS (the rows.txt that
+RSS, the largest of its worker processes' (forked: their RSS counts the pages they share with
+the builder) and the largest of any child's (a worker, or the Pagefind indexer). With --referee ROWS (the rows.txt that
 `bash ../shared/bench/same-pages/run.sh` writes), the cold median is set against Hugo +
 Pagefind on the same corpus. With --shard-pages N the corpus's search index is kept in
 shards of N guide pages (`search_shard_pages`). Run from the project root:
@@ -43,6 +44,8 @@ leave, builder = os._exit, os.getpid()
 
 def report_peak(code):
     if os.getpid() != builder:  # a forked worker leaving (multiprocessing uses os._exit too)
+        worker = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024
+        print(f"WORKER {worker}", file=sys.stderr, flush=True)
         leave(code)
     own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024
     children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss // 1024
@@ -97,7 +100,9 @@ def run_build(project: Path, out: Path) -> dict[str, float]:
         for name, seconds in re.findall(r"([a-z ]+) (\d+\.\d+) s", line.split(":", 1)[1])
     }
     own, children = re.search(r"PEAK (\d+) (\d+)", result.stderr).groups()
-    return {"wall": wall, **stages, "builder MB": float(own), "children MB": float(children)}
+    workers = max(map(float, re.findall(r"WORKER (\d+)", result.stderr)), default=0.0)
+    peaks = {"builder MB": float(own), "workers MB": workers, "children MB": float(children)}
+    return {"wall": wall, **stages, **peaks}
 
 
 def change_one_guide(project: Path, round_number: int) -> None:
@@ -164,8 +169,9 @@ def main() -> int:
                 )
                 print(
                     f"  {kind:10} {median['wall']:7.2f} s ({1000 * median['wall'] / guides:.1f}"
-                    f" ms/guide); peak RSS builder {median['builder MB']:.0f} MB, children "
-                    f"{median['children MB']:.0f} MB; stages (s): {stages}"
+                    f" ms/guide); peak RSS builder {median['builder MB']:.0f} MB, a worker "
+                    f"{median['workers MB']:.0f} MB, any child {median['children MB']:.0f} MB;"
+                    f" stages (s): {stages}"
                 )
             if args.referee and args.referee.is_file():
                 cold = statistics.median(r["wall"] for r in runs["cold"])

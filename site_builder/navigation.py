@@ -8,17 +8,22 @@ classifications by what the reader does next, read from the classification's wor
 from __future__ import annotations
 
 import copy
+import json
 import re
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
 
 import numpy as np
 
+from site_builder.cache import BuildCache, digest
 from site_builder.models import Guide, Site
+from site_builder.reuse import code_digest
 from site_builder.urls import page_key
 from site_builder.vocabulary import Family
 
 RELATED_LIMIT = 3
+RELATED = "related"
+"""The build cache's kind of entry holding every guide's related guides, by layout."""
 
 
 OTHER = Family(
@@ -194,11 +199,12 @@ class SiteNavigation:
 _LAST: list[tuple[Site, SiteNavigation]] = []
 
 
-def navigation_of(site: Site) -> SiteNavigation:
+def navigation_of(site: Site, cache: BuildCache | None = None) -> SiteNavigation:
     """Return the navigation of `site`, made once for the site object the last caller asked
     about (rendering and the orphan check of one build share it). When the last site had
     the same layout (an edit that changed no guide's slug, tags, order or nearest pages,
-    as most of the preview's are), its related guides are kept."""
+    as most of the preview's are), its related guides are kept; with a `cache`, so are those
+    an earlier build of the same layout kept there (`keep_related`)."""
     if _LAST and _LAST[0][0] is site:
         return _LAST[0][1]
     layout = site_layout(site)
@@ -207,8 +213,42 @@ def navigation_of(site: Site) -> SiteNavigation:
     else:
         navigation = SiteNavigation(site)
         navigation.__dict__["layout"] = layout  # what the cached property would compute
+        if cache is not None:
+            navigation.related = _kept_related(cache, layout)
     _LAST[:] = [(site, navigation)]
     return navigation
+
+
+def keep_related(navigation: SiteNavigation, cache: BuildCache | None) -> None:
+    """Keep every guide's related guides in `cache` for the next build of the same layout
+    (a record or prose edit changes none: 10,000 guides take 2 s to relate), once every
+    guide's were asked for (rendering asks for all)."""
+    related, count = navigation.related, len(navigation.site.guides)
+    if cache is None or len(related) != count or not count:
+        return
+    key = _related_key(navigation.layout)
+    data = json.dumps([related[index] for index in range(count)]).encode("utf-8")
+    if cache.read(RELATED, key) != data:
+        cache.write(RELATED, key, data)
+
+
+def _kept_related(cache: BuildCache, layout: Layout) -> dict[int, tuple[int, ...]]:
+    """Return the related guides by position that `cache` kept for `layout`, or none (also
+    for a damaged entry)."""
+    data = cache.read(RELATED, _related_key(layout))
+    try:
+        kept = json.loads(data) if data is not None else []
+        if len(kept) != len(layout):
+            return {}
+        related = {index: tuple(map(int, others)) for index, others in enumerate(kept)}
+    except (ValueError, TypeError):
+        return {}
+    fits = all(0 <= other < len(layout) for others in related.values() for other in others)
+    return related if fits else {}
+
+
+def _related_key(layout: Layout) -> str:
+    return digest(RELATED, code_digest(), json.dumps(layout))
 
 
 def site_layout(site: Site) -> Layout:

@@ -20,6 +20,7 @@ from site_builder.kept_records import HEADS, KeptHeads, release_bodies
 from site_builder.listing import KnownFiles
 from site_builder.load import VOCABULARY_NAME, load_inputs
 from site_builder.models import BuildReport, Finding, Normalized, Page, Site
+from site_builder.navigation import RELATED
 from site_builder.normalize import normalize
 from site_builder.reuse import VERIFY, code_digest, evidence_digest
 from site_builder.search import SearchIndex, promised_pages
@@ -244,10 +245,10 @@ def _write(
 
 
 def _prune(cache: BuildCache | None, indexed: bool) -> None:
-    """Drop the cache entries this build did not use; the search index's only if it indexed
-    (the preview's rebuilds leave them to its background indexer)."""
+    """Drop the entries this build did not use; the search index's only if it indexed."""
     if cache is not None:
-        for kind in (VERIFY, SCAN, HTML, HEADS, *((SHARD_ENTRY, FILE_ENTRY) if indexed else ())):
+        search = (SHARD_ENTRY, FILE_ENTRY) if indexed else ()
+        for kind in (VERIFY, SCAN, HTML, HEADS, RELATED, *search):
             cache.prune(kind)
         cache.forget_unused()
         cache.drop_other_versions()

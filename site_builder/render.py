@@ -29,7 +29,7 @@ from site_builder.errors import BuilderError, InputError
 from site_builder.humanize import humanize_slug
 from site_builder.lending import lent
 from site_builder.models import Guide, Page, Site
-from site_builder.navigation import SiteNavigation, navigation_of
+from site_builder.navigation import SiteNavigation, keep_related, navigation_of
 from site_builder.page_keys import guide_page_keys
 from site_builder.pageview import PageView, link_target, page_view
 from site_builder.reuse import (
@@ -141,7 +141,7 @@ def guide_pages(
         env.get_template("guide.html")
     except (TemplateError, OSError) as error:
         raise InputError([template_problem(error, config)]) from None
-    navigation = navigation_of(site)
+    navigation = navigation_of(site, cache)
 
     def guide_page(index: int) -> Page:
         guide = site.guides[index]
@@ -167,6 +167,7 @@ def guide_pages(
     if cache and every_guide:
         site_key = site_digest(site, templates_key, every_guide=True)
     keys = guide_page_keys(guides, site_key, navigation, cache)
+    keep_related(navigation, cache)  # every guide's, for its key
     return reused_pages(
         cache,
         len(guides),
