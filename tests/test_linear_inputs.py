@@ -1,12 +1,7 @@
-"""Each input's cost grows linearly with its size: doubling it at most about doubles the time.
-
-Times are the least CPU time of five runs, so a busy machine slows a run without failing the
-test; a quadratic step shows as a ratio near 4, far above the bound of 3.
-"""
+"""Each input's cost grows linearly with its size (see tests/scaling.py for how it is timed)."""
 
 from __future__ import annotations
 
-import gc
 import json
 import time
 from collections.abc import Callable
@@ -18,24 +13,17 @@ from site_builder.markdown import render_markdown
 from site_builder.pipeline import build
 from tests.conftest import Project, soup
 from tests.new_guide import SLUG, probe_record, write_probe_guide
+from tests.scaling import BOUND, GROWTH, growth
 
-RATIO = 3.0
 
+def rendering(make: Callable[[int], str]) -> Callable[[int], Callable[[], object]]:
+    """For each size, a run that renders the prose `make` writes at that size."""
 
-def best_time(run: Callable[[], object], repeat: int = 5) -> float:
-    """Return the least CPU time of `repeat` runs of this process (other processes on a busy
-    machine slow the wall clock, not this), with the garbage collector held off."""
-    times = []
-    for _ in range(repeat):
-        gc.collect()
-        gc.disable()
-        try:
-            start = time.process_time()
-            run()
-            times.append(time.process_time() - start)
-        finally:
-            gc.enable()
-    return min(times)
+    def at(size: int) -> Callable[[], object]:
+        prose = make(size)
+        return lambda: render_markdown(prose)
+
+    return at
 
 
 PROSE = {
@@ -52,10 +40,8 @@ PROSE = {
 
 @pytest.mark.parametrize("shape", sorted(PROSE))
 def test_prose_costs_grow_linearly(shape: str) -> None:
-    make = PROSE[shape]
-    small, large = make(8000), make(16000)
-    ratio = best_time(lambda: render_markdown(large)) / best_time(lambda: render_markdown(small))
-    assert ratio < RATIO, f"{shape}: doubling the input took {ratio:.1f}x the time"
+    ratio = growth(rendering(PROSE[shape]), 4000)
+    assert ratio < BOUND, f"{shape}: {GROWTH}x the input took {ratio:.1f}x the time"
 
 
 def test_forty_thousand_identical_headings_build_in_seconds(project: Project) -> None:
@@ -77,9 +63,13 @@ def test_a_record_table_costs_grow_linearly(project: Project) -> None:
 
     def with_rows(count: int) -> Callable[[], object]:
         rows = [{"name": f"row-{i}", "ms": i, "holds": i % 2 == 0} for i in range(count)]
-        record.write_text(json.dumps(probe_record(rowsProbe={"rows": rows})), "utf-8")
-        return lambda: build(config, write=False)
+        text = json.dumps(probe_record(rowsProbe={"rows": rows}))
 
-    small = best_time(with_rows(3000), repeat=2)
-    large = best_time(with_rows(6000), repeat=2)
-    assert large / small < RATIO, f"doubling a record table took {large / small:.1f}x the time"
+        def built() -> None:
+            record.write_text(text, "utf-8")
+            build(config, write=False)
+
+        return built
+
+    ratio = growth(with_rows, 1500, repeat=2)
+    assert ratio < BOUND, f"{GROWTH}x a record table's rows took {ratio:.1f}x the time"

@@ -19,7 +19,8 @@ from site_builder.markdown import render_markdown
 from tests.conftest import Project, copy_project, soup, tree_digest
 from tests.netlify_server import serve_netlify
 from tests.new_guide import SLUG
-from tests.test_linear_inputs import RATIO, best_time
+from tests.scaling import BOUND, GROWTH, growth
+from tests.test_linear_inputs import rendering
 from tests.test_prose_links import write_body
 from tests.test_site_browser import launch_chromium
 
@@ -281,12 +282,5 @@ PROSE = {
 
 @pytest.mark.parametrize("shape", sorted(PROSE))
 def test_prose_block_costs_grow_linearly(shape: str) -> None:
-    make = PROSE[shape]
-    small, large = make(4000), make(8000)
-    # Interleaved best of five: a neighbour's load slows both sizes alike, not one of them.
-    times: dict[str, list[float]] = {"small": [], "large": []}
-    for _ in range(5):
-        times["small"].append(best_time(lambda: render_markdown(small), repeat=1))
-        times["large"].append(best_time(lambda: render_markdown(large), repeat=1))
-    ratio = min(times["large"]) / min(times["small"])
-    assert ratio < RATIO, f"{shape}: doubling the input took {ratio:.1f}x the time"
+    ratio = growth(rendering(PROSE[shape]), 2000)
+    assert ratio < BOUND, f"{shape}: {GROWTH}x the input took {ratio:.1f}x the time"
