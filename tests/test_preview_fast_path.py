@@ -150,21 +150,22 @@ def test_a_rebuild_does_not_wait_for_a_stopped_indexer_to_clean_up(
     served: Served, project: Project, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     original = SearchIndex.close
-    closing = threading.Event()
+    closing, release, closed = threading.Event(), threading.Event(), threading.Event()
 
-    def slow_close(index: SearchIndex) -> None:
+    def held_close(index: SearchIndex) -> None:
         closing.set()
-        time.sleep(3)
+        release.wait(30)  # its folder goes only once the test has seen the rebuild return
         original(index)
+        closed.set()
 
-    monkeypatch.setattr(SearchIndex, "close", slow_close)
+    monkeypatch.setattr(SearchIndex, "close", held_close)
     edit_prose(project, "slowclose")
     assert served.previewer.rebuild()  # its index starts in the background
     edit_prose(project, "again")
-    begun = time.monotonic()
-    assert served.previewer.rebuild()  # stops that index, whose folder takes 3 s to go
+    assert served.previewer.rebuild()  # stops that index, whose folder has not gone yet
     assert closing.wait(5)
-    assert time.monotonic() - begun < 2.5
+    assert not closed.is_set(), "the rebuild waited for the stopped indexer's folder to go"
+    release.set()
     served.previewer.close()  # waits for every indexer: nothing is left behind
     assert not served.previewer.workdir.exists()
 
