@@ -763,14 +763,16 @@ def count_candidates(
     original = overlap._candidates
     counted: list[tuple[int, int, int, str]] = []
 
-    def counting(docs: list[overlap.Doc]) -> Iterator[tuple[overlap.Doc, overlap.Doc]]:
-        guides = sum(1 for doc in docs if doc.guide is not None)
-        exact = guides * len(docs) <= overlap.EXACT_PAIR_LIMIT
+    def counting(
+        docs: list[overlap.Doc], live: list[int], sketches: overlap.Sketches | None
+    ) -> Iterator[tuple[int, int]]:
+        guides = sum(1 for n in live if docs[n].guide is not None)
+        exact = guides * len(live) <= overlap.EXACT_PAIR_LIMIT or sketches is None
         n = 0
-        for pair in original(docs):
+        for pair in original(docs, live, sketches):
             n += 1
             yield pair
-        counted.append((len(docs), guides, n, "exact" if exact else "MinHash LSH"))
+        counted.append((len(live), guides, n, "exact" if exact else "MinHash LSH"))
 
     overlap._candidates = counting
     try:

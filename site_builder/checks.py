@@ -10,6 +10,7 @@ from bisect import bisect_left
 from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, date
 
+from site_builder.cache import BuildCache
 from site_builder.claims import Verification
 from site_builder.consistency import check_orphans, check_site
 from site_builder.declared import PageScan
@@ -204,18 +205,20 @@ def run_checks(
     verifications: Mapping[str, Verification] | None = None,
     *,
     deploy: bool = True,
+    cache: BuildCache | None = None,
 ) -> list[Finding]:
     """Run every check on the site and its rendered pages; return findings in report order.
 
     `deploy` false leaves out how a deploy answers live pages: for a site holding drafts,
-    which the deploy (checked by `check_published`) leaves out.
+    which the deploy (checked by `check_published`) leaves out. `cache` keeps what the
+    overlap audit makes of each page for the next build.
     """
     scans: list[PageScan] = scan_pages(pages, site.settings.base_url)
     findings = [finding for check in SITE_CHECKS for finding in check(site)]
     findings += check_orphans(site, pages)
     findings += check_claims(site, verifications or {})
     shingled = {page_key_of_path(page.path): page.shingles for page in pages if page.shingles}
-    findings += check_overlap(site, shingled)
+    findings += check_overlap(site, shingled, cache)
     findings += check_site(site, pages, scans)
     if deploy:
         findings += _deploy_findings(site, pages)

@@ -4,9 +4,9 @@ Each guide is compared with every other guide and every registry page on its int
 reader job, description; a registry page's slug words stand in for a missing title), and
 between built guides on the full visible text and on the evidence itself (every published
 value of the record), so a copied record is caught even under new prose. On a large site
-candidates come from MinHash LSH (numpy: only this module imports it; the signatures are
-datasketch's, without the 1.2 s its import costs: `_permutations`), so 10,000 pages cost
-about 10,000 lookups, not 50 million pairs; a small site compares every pair.
+candidates come from MinHash LSH (`minhash`), so 10,000 pages cost about 10,000 lookups, not
+50 million pairs, and each page's signature is kept in the build cache by what it is made of
+(`sketches`): one changed guide makes one signature. A small site compares every pair.
 Each candidate pair is scored exactly (Jaccard of word shingles; a whole text's are 64-bit codes
 of its word 3-grams, made with its page: `words.gram_codes`). A finding about a pair names
 the newer guide's files (`newness`): a new guide never files a finding against an existing one.
@@ -14,14 +14,14 @@ the newer guide's files (`newness`): a new guide never files a finding against a
 
 from __future__ import annotations
 
-import zlib
-from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import replace
-from functools import cache
+from collections.abc import Iterator, Mapping
 
 import numpy as np
 
+from site_builder.cache import BuildCache
+from site_builder.compared import Group, intent_group, page_docs, text_group
 from site_builder.declared import Shingles
+from site_builder.minhash import NUM_PERM, neighbours
 from site_builder.models import Finding, Severity, Site
 from site_builder.seo import (
     NEAR_DUPLICATE,
@@ -31,8 +31,8 @@ from site_builder.seo import (
     display_url,
     newer_first,
     reviewed,
-    shingles,
 )
+from site_builder.sketches import Sketches, kept_sketches
 from site_builder.words import evidence_text, gram_codes
 
 STRONG_OVERLAP = 0.4
@@ -41,22 +41,11 @@ score under 0.1 against each other and every registry page."""
 CLOSEST = 3
 """How many closest pages of each guide `--audit` lists, with their scores."""
 CLOSEST_CHECK = "closest"
-NUM_PERM = 128
-BANDS, ROWS = 42, 3
-"""MinHash LSH bands, of rows of the signature: what datasketch's MinHashLSH picks at
-STRONG_OVERLAP weighted (0.1, 0.9) towards few false negatives; ~97% of pairs at 0.4 share one."""
 ESTIMATE_MARGIN = 0.15
 """How far below STRONG_OVERLAP a MinHash estimate may fall and still be scored exactly."""
-BOILERPLATE_SHARE = 0.1
-BOILERPLATE_MIN = 10
-"""A shingle of visible text or evidence found on more than a tenth of the guides (and on more
-than ten) is the template's or the record shape's, not one page's content: it is left out, so
-shared headings and captions neither make unrelated guides look alike nor cost time."""
-_LOW32 = 0xFFFFFFFF  # a shingle's low 32 bits: what MinHash hashes
-BUCKETS = 8  # value ranges the codes are counted in, one after the other (less memory)
 EXACT_PAIR_LIMIT = 50_000
 """Up to this many pairs (about 200 guides) every pair is scored exactly, which is faster there
-than importing datasketch and exact for the closest pages too; beyond it MinHash LSH picks."""
+and exact for the closest pages too; beyond it MinHash LSH picks."""
 _LEVELS = {
     "near": (
         "a near-duplicate of",
@@ -80,19 +69,24 @@ _LEVELS = {
 """What an overlapping pair is called, and what to change, by how it was judged."""
 
 
-def check_overlap(site: Site, shingled: Mapping[str, Shingles]) -> list[Finding]:
+def check_overlap(
+    site: Site, shingled: Mapping[str, Shingles], cache: BuildCache | None = None
+) -> list[Finding]:
     """Return overlap and distinct-intent findings, and each guide's closest pages (notes),
-    from each guide's shingles made with its page (by page key)."""
-    docs = _page_docs(site)
+    from each guide's shingles made with its page (by page key); `cache` keeps signatures."""
+    docs, intents = page_docs(site)
     guides = [doc for doc in docs if doc.guide is not None]
     made = [shingled.get(doc.key) or _record_only(doc) for doc in guides]
-    bodies = _long_docs(guides, [shingles.text for shingles in made])
-    evidence = _long_docs(guides, [shingles.evidence for shingles in made])
+    groups = (
+        intent_group(docs, intents),
+        text_group("visible text", guides, [shingles.text for shingles in made]),
+        text_group("evidence", guides, [shingles.evidence for shingles in made]),
+    )
     scores: dict[tuple[str, str], tuple[float, str]] = {}
-    for kind, group in (("intent", docs), ("visible text", bodies), ("evidence", evidence)):
-        for a, b, score in _scored_pairs(group):
+    for group in groups:
+        for a, b, score in _scored_pairs(group, cache):
             if score > scores.get((a.key, b.key), (0.0, ""))[0]:
-                scores[(a.key, b.key)] = (score, kind)
+                scores[(a.key, b.key)] = (score, group.kind)
     by_key = {doc.key: doc for doc in docs}
     findings: list[Finding] = []
     for (a_key, b_key), (score, kind) in sorted(scores.items()):
@@ -107,140 +101,64 @@ def _record_only(doc: Doc) -> Shingles:
     return Shingles(b"", gram_codes(evidence_text(doc.guide.evidence)) if doc.guide else b"")
 
 
-def _page_docs(site: Site) -> list[Doc]:
-    """Return the intent document of every guide, then of every registry page not built here,
-    each distinct shingle as one int: a number of its own, and the crc32 of its text in the
-    low 32 bits (what MinHash hashes)."""
-    docs = [
-        Doc(g.url, g.reader_job, g.source, g, shingles(f"{g.title} {g.reader_job} {g.description}"))
-        for g in site.guides
-    ]
-    built = {guide.url for guide in site.guides}
-    # One entry per page: a page listed twice is compared once (check_canonical_uniqueness).
-    for key, entry in sorted(site.registry_by_key.items()):
-        if key not in built:
-            words = key.strip("/").split("/")[-1].replace("-", " ")
-            text = shingles(f"{entry.title} {entry.reader_job} {words}")
-            docs.append(Doc(key, entry.reader_job, site.registry_source, None, text))
-    spelled = frozenset[str]().union(*(doc.shingles for doc in docs))  # type: ignore[arg-type]
-    number = {text: n << 32 | zlib.crc32(text.encode()) for n, text in enumerate(spelled)}
-    return [replace(doc, shingles=frozenset(map(number.__getitem__, doc.shingles))) for doc in docs]
-
-
-def _long_docs(docs: list[Doc], codes: list[bytes]) -> list[Doc]:
-    """Return the guides with the 3-gram codes of their texts (`words.gram_codes`) as sorted
-    int64 arrays of shingles, less the codes more than BOILERPLATE_SHARE of the texts (and
-    BOILERPLATE_MIN) have."""
-    arrays = [np.frombuffer(code, "<i8") for code in codes]  # views: no copy of every code
-    common = _common(arrays, max(BOILERPLATE_MIN, BOILERPLATE_SHARE * len(codes)))
-    if len(common):  # each page's codes less the common ones (both sorted)
-        last = len(common) - 1
-        arrays = [a[common[np.searchsorted(common, a).clip(max=last)] != a] for a in arrays]
-    return [replace(doc, shingles=gram) for doc, gram in zip(docs, arrays, strict=True)]
-
-
-def _common(arrays: list[np.ndarray], more_than: float) -> np.ndarray:
-    """Return the codes more than `more_than` pages have, sorted (each page's codes are sorted
-    and distinct). They are counted a value range at a time (BUCKETS): at 10,000 guides every
-    code at once, and its sorted copy, are hundreds of MB each."""
-    if not arrays:
-        return np.empty(0, np.int64)
-    step = (1 << 64) // BUCKETS
-    bounds = np.array([-(1 << 63) + step * n for n in range(1, BUCKETS)], np.int64)
-    cuts = [[0, *np.searchsorted(array, bounds).tolist(), len(array)] for array in arrays]
-    found = [np.empty(0, np.int64)]
-    for bucket in range(BUCKETS):
-        part = [a[cut[bucket] : cut[bucket + 1]] for a, cut in zip(arrays, cuts, strict=True)]
-        ordered = np.sort(np.concatenate(part), kind="stable")  # timsort merges sorted runs
-        starts = np.flatnonzero(_starts(ordered))
-        counts = np.diff(starts, append=len(ordered))
-        found.append(ordered[starts[counts > more_than]])
-    return np.concatenate(found)
-
-
-def _starts(ordered: np.ndarray) -> np.ndarray:
-    """Return, for each row of a sorted array, whether it differs from the one before."""
-    differ = ordered[1:] != ordered[:-1]
-    return np.r_[True, differ if differ.ndim == 1 else differ.any(axis=1)][: len(ordered)]
-
-
-def _candidates(docs: list[Doc]) -> Iterator[tuple[Doc, Doc]]:
-    """Yield each (guide, other page) pair worth scoring, each unordered pair once: every pair
-    up to EXACT_PAIR_LIMIT pairs, beyond it those MinHash LSH finds likely to reach STRONG_OVERLAP.
-    """
-    guides = [doc for doc in docs if doc.guide is not None]
-    if len(guides) * len(docs) <= EXACT_PAIR_LIMIT:
-        pairs: Iterable[tuple[Doc, Doc]] = ((doc, other) for doc in guides for other in docs)
-    else:
-        pairs = _lsh_candidates(docs)
-    for doc, other in pairs:
-        if other.key != doc.key and not (other.guide is not None and other.key < doc.key):
-            yield doc, other
-
-
-def _lsh_candidates(docs: list[Doc]) -> Iterator[tuple[Doc, Doc]]:
-    """Yield (guide, page) pairs by MinHash LSH: pages sharing a band of the signature with the
-    guide (as datasketch's MinHashLSH finds them) whose estimated similarity is near
-    STRONG_OVERLAP, so the exact comparison that follows runs on few pairs."""
-    signatures = _signatures(docs)
-    near: list[set[int]] = [set() for _ in docs]
-    guides = {n for n, doc in enumerate(docs) if doc.guide is not None}
-    for start in range(0, BANDS * ROWS, ROWS):
-        band = signatures[:, start : start + ROWS]
-        order = np.lexsort(band.T)
-        firsts = np.flatnonzero(_starts(band[order]))
-        sizes = np.diff(firsts, append=len(docs))
-        for first, size in zip(firsts[sizes > 1].tolist(), sizes[sizes > 1].tolist(), strict=True):
-            for member in guides.intersection(members := order[first : first + size].tolist()):
-                near[member].update(members)
-    for n, doc in enumerate(docs):
-        if near[n]:
-            others = np.sort(np.fromiter(near[n], np.int64, len(near[n])))
-            same = np.count_nonzero(signatures[others] == signatures[n], axis=1) / NUM_PERM
-            for other in others[same >= STRONG_OVERLAP - ESTIMATE_MARGIN].tolist():
-                yield doc, docs[other]
-
-
-def _signatures(docs: list[Doc]) -> np.ndarray:
-    """Return each page's MinHash signature: datasketch's MinHash (its "affine32" permutations,
-    seed 1) of its shingles' low 32 bits, computed here on whole arrays."""
-    multiply, add = _permutations()
-    signatures = np.empty((len(docs), NUM_PERM), np.uint32)
-    for n, doc in enumerate(docs):
-        codes = doc.shingles
-        if not isinstance(codes, np.ndarray):
-            codes = np.fromiter(codes, np.int64, len(codes))
-        mixed = (codes & _LOW32).astype(np.uint32)
-        for shift, factor in ((16, 0x85EBCA6B), (13, 0xC2B2AE35), (16, 1)):  # MurmurHash3's fmix32
-            mixed = (mixed ^ mixed >> shift) * np.uint32(factor)
-        table = np.multiply.outer(multiply, mixed)  # a row per permutation: 7x faster
-        table += add[:, None]
-        signatures[n] = table.min(axis=1)
-    return signatures
-
-
-@cache
-def _permutations() -> tuple[np.ndarray, np.ndarray]:
-    """Return the (multiplier, addend) of each of NUM_PERM permutations, drawn as datasketch's
-    `MinHash(num_perm=NUM_PERM, seed=1, scheme="affine32")` draws them (the tests check they
-    are its `permutations`). Importing datasketch imports scipy: 1.2 s of every build."""
-    generator = np.random.RandomState(1)
-    multiply = generator.randint(0, 1 << 31, NUM_PERM, dtype=np.uint32) * np.uint32(2) + 1
-    add = generator.randint(0, 1 << 32, NUM_PERM, dtype=np.uint32)
-    for array in (multiply, add):
-        array.setflags(write=False)  # shared by every call
-    return multiply, add
-
-
-def _scored_pairs(docs: list[Doc]) -> list[tuple[Doc, Doc, float]]:
+def _scored_pairs(group: Group, cache: BuildCache | None) -> list[tuple[Doc, Doc, float]]:
     """Return each candidate pair involving a guide with its exact Jaccard, if above zero."""
+    docs, sketches = group.docs, None
+    if _guides(docs, range(len(docs))) * len(docs) <= EXACT_PAIR_LIMIT:
+        sizes = [len(group.shingles(n)) for n in range(len(docs))]
+    else:
+        sketches = kept_sketches(
+            cache, group.kind, group.inputs(), lambda n: _array(group.shingles(n))
+        )
+        sizes = sketches.sizes.tolist()
     pairs = []
-    for doc, other in _candidates([doc for doc in docs if len(doc.shingles)]):
-        shared = _shared(doc.shingles, other.shingles)
+    for n, m in _candidates(docs, [n for n, size in enumerate(sizes) if size], sketches):
+        shared = _shared(group.shingles(n), group.shingles(m))
         if shared:
-            score = shared / (len(doc.shingles) + len(other.shingles) - shared)
-            pairs.append((doc, other, round(score, 3)))
+            score = shared / (sizes[n] + sizes[m] - shared)
+            pairs.append((docs[n], docs[m], round(score, 3)))
     return pairs
+
+
+def _guides(docs: list[Doc], among: range | list[int]) -> int:
+    return sum(docs[n].guide is not None for n in among)
+
+
+def _array(codes: Shingled) -> np.ndarray:
+    return codes if isinstance(codes, np.ndarray) else np.fromiter(codes, np.int64, len(codes))
+
+
+def _candidates(
+    docs: list[Doc], live: list[int], sketches: Sketches | None
+) -> Iterator[tuple[int, int]]:
+    """Yield each (guide, other page) pair of the `live` pages (those with shingles) worth
+    scoring, each unordered pair once: every pair up to EXACT_PAIR_LIMIT pairs, beyond it those
+    MinHash LSH finds likely to reach STRONG_OVERLAP."""
+    guides = [n for n in live if docs[n].guide is not None]
+    if len(guides) * len(live) <= EXACT_PAIR_LIMIT or sketches is None:
+        pairs: Iterator[tuple[int, int]] = ((n, m) for n in guides for m in live)
+    else:
+        pairs = _lsh_candidates(sketches.signatures, live, guides)
+    for n, m in pairs:
+        doc, other = docs[n], docs[m]
+        if other.key != doc.key and not (other.guide is not None and other.key < doc.key):
+            yield n, m
+
+
+def _lsh_candidates(
+    signatures: np.ndarray, live: list[int], guides: list[int]
+) -> Iterator[tuple[int, int]]:
+    """Yield (guide, page) pairs of `live` pages sharing a band of the signature with the guide
+    (as datasketch's MinHashLSH finds them) whose estimated similarity is near STRONG_OVERLAP,
+    so the exact comparison that follows runs on few pairs."""
+    rows = signatures[live]
+    position = {n: at for at, n in enumerate(live)}
+    near = neighbours(rows, [position[n] for n in guides])
+    for at in sorted(near):
+        others = np.sort(np.fromiter(near[at], np.int64, len(near[at])))
+        same = np.count_nonzero(rows[others] == rows[at], axis=1) / NUM_PERM
+        for other in others[same >= STRONG_OVERLAP - ESTIMATE_MARGIN].tolist():
+            yield live[at], live[other]
 
 
 def _shared(a: Shingled, b: Shingled) -> int:

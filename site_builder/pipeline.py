@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import ExitStack, contextmanager
+from collections.abc import Callable, Mapping, Sequence
+from contextlib import ExitStack
 from dataclasses import dataclass, replace
 from functools import partial
 
@@ -26,6 +26,7 @@ from site_builder.reuse import VERIFY, code_digest, evidence_digest
 from site_builder.search import SearchIndex, promised_pages
 from site_builder.shard_cache import FILE_ENTRY, SHARD_ENTRY
 from site_builder.site_pages import render_site
+from site_builder.stopwatch import Stopwatch
 from site_builder.stored_pages import HTML, SCAN, finished, links_folder, settled
 from site_builder.unchanged import (
     input_digests,
@@ -38,26 +39,6 @@ from site_builder.unchanged import (
 from site_builder.verify import verify_site
 from site_builder.vocabulary import using
 from site_builder.write import StagedSite, write_site
-
-
-class Stopwatch:
-    """Wall seconds each stage of one build took (a stage run twice adds up), in run order;
-    `on_stage` hears each stage's name as it starts (a progress display)."""
-
-    def __init__(self, on_stage: Callable[[str], None] | None = None) -> None:
-        self.seconds: dict[str, float] = {}
-        self.on_stage = on_stage
-
-    @contextmanager
-    def stage(self, name: str) -> Iterator[None]:
-        """Time one stage."""
-        if self.on_stage is not None:
-            self.on_stage(name)
-        start = time.perf_counter()
-        try:
-            yield
-        finally:
-            self.seconds[name] = self.seconds.get(name, 0.0) + time.perf_counter() - start
 
 
 def build(
@@ -189,12 +170,13 @@ def _build(
             with clock.stage("check"):
                 pages = finished(pages)
                 findings = acknowledge(
-                    site, run_checks(site, [*pages, *promised_pages()], verifications)
+                    site, run_checks(site, [*pages, *promised_pages()], verifications, cache=cache)
                 )
             return _report(site, pages, findings, verifications, written=True)
         with clock.stage("check"):
             checked = [*pages, *promised_pages()]
-            findings = run_checks(site, checked, verifications, deploy=not leave_out_drafts)
+            drafts = not leave_out_drafts
+            findings = run_checks(site, checked, verifications, deploy=drafts, cache=cache)
         if leave_out_drafts:
             published = site.without_drafts()
             with clock.stage("render"):

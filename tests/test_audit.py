@@ -14,7 +14,7 @@ from typing import Any, cast
 import numpy as np
 import pytest
 
-from site_builder import overlap
+from site_builder import compared, minhash, overlap
 from site_builder.checks import run_checks
 from site_builder.config import BuildConfig
 from site_builder.consistency import check_site
@@ -23,6 +23,7 @@ from site_builder.pipeline import build
 from site_builder.scan import scan_pages
 from site_builder.search import promised_pages
 from site_builder.seo import Doc
+from site_builder.sketches import kept_sketches
 from site_builder.verify import verify_site
 from site_builder.words import gram_codes
 from tests.conftest import Project, audit, tree_digest
@@ -291,54 +292,55 @@ def _site(config: BuildConfig):
     return assemble(normalize(load_inputs(config)))
 
 
-@pytest.mark.parametrize("buckets", [overlap.BUCKETS, 1, 64])  # codes counted in ranges
+@pytest.mark.parametrize("buckets", [compared.BUCKETS, 1, 64])  # codes counted in ranges
 def test_template_text_shared_by_many_guides_does_not_make_them_alike(
     buckets: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(overlap, "BUCKETS", buckets)
+    monkeypatch.setattr(compared, "BUCKETS", buckets)
     template = "evidence checked pinned revisions and model sources each with the size and sha"
     pages = [" ".join([template, *(f"topic{n}word{m}" for m in range(4))]) for n in range(30)]
     pages[1] = pages[0]  # a real duplicate: its shingles are on two pages only
     docs = [Doc(f"/guides/g{n}/", "", f"content/g{n}.md", None, frozenset()) for n in range(30)]
     codes = [gram_codes(page) for page in pages]
-    kept = overlap._long_docs(docs, codes)
+    kept = compared.text_group("visible text", docs, codes).shingles
 
     def score(a: Any, b: Any) -> float:
         return len(np.intersect1d(a, b)) / len(np.union1d(a, b))
 
-    assert score(kept[2].shingles, kept[3].shingles) == 0.0
-    assert score(kept[0].shingles, kept[1].shingles) == 1.0
-    few = overlap._long_docs(docs[:BOILERPLATE_FREE], codes[:BOILERPLATE_FREE])
-    assert score(few[2].shingles, few[3].shingles) > 0.4  # a small site keeps every shingle
+    assert score(kept(2), kept(3)) == 0.0
+    assert score(kept(0), kept(1)) == 1.0
+    few = compared.text_group("visible text", docs[:BOILERPLATE_FREE], codes[:BOILERPLATE_FREE])
+    assert score(few.shingles(2), few.shingles(3)) > 0.4  # a small site keeps every shingle
 
 
-@pytest.mark.parametrize("buckets", [overlap.BUCKETS, 1, 3, 64])
+@pytest.mark.parametrize("buckets", [compared.BUCKETS, 1, 3, 64])
 def test_common_codes_counted_in_ranges_are_those_counted_at_once(
     buckets: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(overlap, "BUCKETS", buckets)
+    monkeypatch.setattr(compared, "BUCKETS", buckets)
     rng = np.random.default_rng(5)
     pool = rng.integers(-(1 << 63), (1 << 63) - 1, 400, dtype=np.int64, endpoint=True)
     pool[:3] = [-(1 << 63), (1 << 63) - 1, 0]  # the ends of the range, and its middle
     pages = [np.unique(rng.choice(pool, rng.integers(0, 120))) for _ in range(60)]
     values, counts = np.unique(np.concatenate(pages), return_counts=True)
     for more_than in (0, 5, 10.5, 59):
-        common = overlap._common(pages, more_than)
+        common = compared.common_codes(pages, more_than)
         assert common.tolist() == values[counts > more_than].tolist()
-    assert overlap._long_docs([], []) == [] and not len(overlap._common([], 0))
+    assert compared.text_group("evidence", [], []).inputs() == []
+    assert not len(compared.common_codes([], 0))
 
 
 def test_minhash_at_scale_does_not_import_datasketch_or_scipy() -> None:
     # Importing datasketch imports scipy: 1.2 s of every build and audit over 200 guides.
     code = """
 import sys
-from site_builder import overlap
+from site_builder import compared, overlap
 from site_builder.seo import Doc
 from site_builder.words import gram_codes
 docs = [Doc(f"/g{n}/", "", "", object(), frozenset()) for n in range(300)]
-docs = overlap._long_docs(docs, [gram_codes(f"page {n} about the canary rollout") for n in range(300)])
+texts = [gram_codes(f"page {n} about the canary rollout") for n in range(300)]
 assert len(docs) * len(docs) > overlap.EXACT_PAIR_LIMIT
-list(overlap._lsh_candidates(docs))
+overlap._scored_pairs(compared.text_group("visible text", docs, texts), None)
 print(sorted(name for name in ("datasketch", "scipy") if name in sys.modules))
 """
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
@@ -358,27 +360,31 @@ def test_lsh_candidates_are_those_datasketchs_minhash_lsh_proposes() -> None:
     texts = [" ".join(page) for page in pages]
     guide = cast(Guide, object())  # only whether a page is a guide matters here
     docs = [Doc(f"/g{n:03}/", "", "", guide if n % 4 else None, frozenset()) for n in range(300)]
-    docs = overlap._long_docs(docs, [gram_codes(text) for text in texts])
-    found = [(a.key, b.key) for a, b in overlap._lsh_candidates(docs) if a is not b]
+    group = compared.text_group("visible text", docs, [gram_codes(text) for text in texts])
+    sketches = kept_sketches(None, group.kind, group.inputs(), group.shingles)
+    everyone = list(range(len(docs)))
+    guides = [n for n in everyone if docs[n].guide is not None]
+    pairs = overlap._lsh_candidates(sketches.signatures, everyone, guides)
+    found = [(docs[n].key, docs[m].key) for n, m in pairs if n != m]
     # The former implementation: datasketch's MinHash of each shingle's crc32, and its index.
-    template = MinHash(num_perm=overlap.NUM_PERM, seed=1)
+    template = MinHash(num_perm=minhash.NUM_PERM, seed=1)
     lsh = MinHashLSH(
-        threshold=overlap.STRONG_OVERLAP, num_perm=overlap.NUM_PERM, weights=(0.1, 0.9)
+        threshold=overlap.STRONG_OVERLAP, num_perm=minhash.NUM_PERM, weights=(0.1, 0.9)
     )
-    assert (lsh.b, lsh.r) == (overlap.BANDS, overlap.ROWS)
+    assert (lsh.b, lsh.r) == (minhash.BANDS, minhash.ROWS)
     hashes = {}
-    for doc in docs:
-        minhash = MinHash(
-            num_perm=overlap.NUM_PERM,
+    for n, doc in enumerate(docs):
+        hashed = MinHash(
+            num_perm=minhash.NUM_PERM,
             hashfunc=lambda code: code & 0xFFFFFFFF,
             permutations=template.permutations,
             scheme=template.scheme,
         )
-        minhash.update_batch(doc.shingles)
-        hashes[doc.key] = minhash
-        lsh.insert(doc.key, minhash)
+        hashed.update_batch(group.shingles(n))
+        hashes[doc.key] = hashed
+        lsh.insert(doc.key, hashed)
     signatures = [hashes[doc.key].hashvalues.tolist() for doc in docs]
-    assert overlap._signatures(docs).tolist() == signatures
+    assert sketches.signatures.tolist() == signatures
     margin = overlap.STRONG_OVERLAP - overlap.ESTIMATE_MARGIN
     expected = [
         (doc.key, other)
@@ -391,4 +397,4 @@ def test_lsh_candidates_are_those_datasketchs_minhash_lsh_proposes() -> None:
     assert sorted(found) == sorted(expected)
 
 
-BOILERPLATE_FREE = overlap.BOILERPLATE_MIN
+BOILERPLATE_FREE = compared.BOILERPLATE_MIN

@@ -69,6 +69,9 @@ ORDER = [
     "shards",
     "search",
     "seo",
+    "minhash",
+    "sketches",
+    "compared",
     "overlap",
     "consistency",
     "checks",
@@ -77,6 +80,7 @@ ORDER = [
     "write",
     "registry",
     "progress",
+    "stopwatch",
     "pipeline",
     "served",
     "watching",
@@ -93,7 +97,7 @@ OWNERS = {
     "pygments": "code_blocks",
     "mdit_py_plugins": "markdown",
     "yaml": "decode",
-    "numpy": None,  # arrays: overlap shingles (overlap), related-guide scores (navigation)
+    "numpy": None,  # arrays: overlap shingles and signatures, related-guide scores (navigation)
     "selectolax": "scan",
     "defusedxml": None,  # XML: sitemaps (registry) and SVG images (images)
     "PIL": "images",
