@@ -169,6 +169,7 @@ def main(argv: Sequence[str] | None = None, default_root: Path | None = None) ->
             if args.format == "json" or args.audit:  # read here: a damaged cache is one line
                 report = replace(report, verifications=tuple(report.verifications))
     except KeyboardInterrupt:
+        tidy(config.out_dir, ours=True)
         print(
             "Stopped: the site was not written; the previous output is untouched.", file=sys.stderr
         )

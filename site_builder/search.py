@@ -124,11 +124,11 @@ class SearchIndex:
         with an OutputError. Once `stopped`, the index removes its folder only when `idle` is
         set (the preview's: no rebuild is rendering), so the removal of thousands of files
         does not slow the rebuild that stopped it."""
+        self._process: subprocess.Popen[str] | None = None
         try:
             self._folder = work_folder(out_dir, "search")
         except OSError as error:
             raise OutputError(BUNDLE, f"search index failed: {error.strerror or error}") from None
-        self._process: subprocess.Popen[str] | None = None
         self._cache, self._held = cache, held
         self._stopped, self._idle = stopped, idle
         self._contents = [page.content for page in pages]
@@ -167,6 +167,9 @@ class SearchIndex:
         except OSError as error:
             self.close()
             raise OutputError(BUNDLE, f"search index failed: {error.strerror or error}") from None
+        except BaseException:  # Ctrl-C or SIGTERM: nothing owns the folder yet
+            self.close()
+            raise
 
     def __enter__(self) -> SearchIndex:
         return self

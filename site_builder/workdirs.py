@@ -3,10 +3,11 @@
 Every folder a run makes next to the output (`.<out>.staging-<pid>-*` while writing,
 `.<out>.old-<pid>-*` during the swap, `.<out>.search-<pid>-*` while Pagefind indexes,
 `.<out>.pages-<pid>-*` holding links to the cached pages a build writes) carries
-its owner's process id. A run that was killed leaves them behind; the next run of any command
-removes those whose owner is gone, and if the kill fell between the two renames of the swap
-(no output folder, an `old` one beside it) it puts the previous site back first. The
-preview's folder in the system's temporary directory is named the same way.
+its owner's process id. A build stopped by Ctrl-C or SIGTERM removes its own as it stops
+(`tidy(ours=True)`), even one it made a moment before the signal. A run that was killed
+leaves them behind; the next run of any command removes those whose owner is gone, and if
+the kill fell between the two renames of the swap (no output folder, an `old` one beside
+it) it puts the previous site back first. The preview's folder in the system's temporary directory is named the same way.
 """
 
 from __future__ import annotations
@@ -30,9 +31,10 @@ def work_folder(out_dir: Path, kind: str) -> Path:
     return Path(tempfile.mkdtemp(prefix=prefix, dir=out_dir.parent))
 
 
-def tidy(out_dir: Path) -> list[str]:
-    """Repair an interrupted swap and remove the work folders of runs that died; return what
-    was done, one line each (for the terminal)."""
+def tidy(out_dir: Path, *, ours: bool = False) -> list[str]:
+    """Repair an interrupted swap and remove the work folders of runs that died, or with
+    `ours` those of this process (a build stopped by Ctrl-C or SIGTERM may be stopped before
+    it could note a folder it made); return what was done, one line each (for the terminal)."""
     parent = out_dir.parent
     if not parent.is_dir():
         return []
@@ -40,7 +42,8 @@ def tidy(out_dir: Path) -> list[str]:
     left: dict[str, list[Path]] = {kind: [] for kind in KINDS}
     for entry in parent.iterdir():
         found = pattern.match(entry.name)
-        if found and entry.is_dir() and not entry.is_symlink() and not _alive(int(found[2])):
+        owner = int(found[2]) if found else 0
+        if found and entry.is_dir() and not entry.is_symlink() and _gone(owner, ours):
             left[found[1]].append(entry)
     done = []
     olds = sorted(left["old"], key=lambda path: path.stat().st_mtime)
@@ -62,6 +65,11 @@ def preview_folder() -> Path:
         if found and entry.is_dir() and not entry.is_symlink() and not _alive(int(found[1])):
             shutil.rmtree(entry, ignore_errors=True)
     return Path(tempfile.mkdtemp(prefix=f"{PREVIEW_PREFIX}{os.getpid()}-"))
+
+
+def _gone(pid: int, ours: bool) -> bool:
+    """Whether a work folder's owner is gone, or with `ours`, whether it is this process."""
+    return pid == os.getpid() if ours else not _alive(pid)
 
 
 def _alive(pid: int) -> bool:

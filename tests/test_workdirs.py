@@ -17,6 +17,8 @@ from pathlib import Path
 
 import pytest
 
+from site_builder import search, workdirs
+from site_builder.cli import main
 from site_builder.errors import OutputError
 from site_builder.models import Page
 from site_builder.search import SearchIndex
@@ -200,3 +202,43 @@ def test_an_index_stopped_while_its_pages_are_written_ends_at_once_and_leaves_no
     assert list(tmp_path.iterdir()) == []
     with SearchIndex(pages, "en", out, threading.Event()) as index:  # not stopped: indexed
         assert any(page.path.endswith("pagefind-entry.json") for page in index.pages())
+
+
+def test_an_index_stopped_by_ctrl_c_while_its_pages_are_written_leaves_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # SIGTERM arrives as KeyboardInterrupt, which is no OSError: the index still owns its folder.
+    def interrupted(*args: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(search, "_write_site", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        SearchIndex([Page("index.html", b"<main>GLM</main>")], "en", tmp_path / "site")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_build_stopped_before_it_notes_a_folder_it_made_still_removes_it(
+    project: Project, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The signal may fall between making a work folder and keeping its name: the folder carries
+    # the build's process id, and a stopped build removes every folder of its own.
+    made = []
+
+    def made_then_stopped(out_dir: Path, kind: str) -> Path:
+        made.append(workdirs.work_folder(out_dir, kind))
+        raise KeyboardInterrupt
+
+    assert project.run().returncode == 0
+    monkeypatch.setattr(search, "work_folder", made_then_stopped)
+    before = tree_digest(project.out)
+    other = project.out.parent / f"._site.search-{os.getppid()}-x"  # a live run's: left alone
+    other.mkdir()
+    change = project.root / "content" / "site.yaml"
+    change.write_text(change.read_text("utf-8") + "\n", "utf-8")
+
+    assert main(["--root", str(project.root), "--no-cache", "--quiet"]) == 130
+
+    assert made and not made[0].exists()
+    assert leftovers(project) == [other.name]
+    assert tree_digest(project.out) == before
+    assert "Stopped: the site was not written" in capsys.readouterr().err
