@@ -3,25 +3,19 @@ guide's visible text and evidence less the shingles most guides share (the templ
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from functools import cache
 
 import numpy as np
 
-from site_builder.minhash import starts
+from site_builder.boilerplate import boilerplate
+from site_builder.cache import BuildCache
 from site_builder.models import Site
 from site_builder.seo import Doc, Shingled, shingles
 from site_builder.words import stopwords
-
-BOILERPLATE_SHARE = 0.1
-BOILERPLATE_MIN = 10
-"""A shingle of visible text or evidence found on more than a tenth of the guides (and on more
-than ten) is the template's or the record shape's, not one page's content: it is left out, so
-shared headings and captions neither make unrelated guides look alike nor cost time."""
-BUCKETS = 8  # value ranges the codes are counted in, one after the other (less memory)
 
 
 @dataclass(frozen=True)
@@ -69,19 +63,22 @@ def intent_group(docs: list[Doc], intents: list[str]) -> Group:
     return Group("intent", docs, inputs, lambda n: docs[n].shingles)
 
 
-def text_group(kind: str, docs: list[Doc], codes: list[bytes]) -> Group:
+def text_group(
+    kind: str, docs: list[Doc], codes: list[bytes], cache: BuildCache | None = None
+) -> Group:
     """Return the guides' texts of one kind from the 3-gram codes of each (`words.gram_codes`),
-    as sorted int64 arrays of shingles less the codes more than BOILERPLATE_SHARE of the texts
-    (and BOILERPLATE_MIN) have: a text's shingles are made from its codes and those."""
+    as sorted int64 arrays of shingles less the template's (`boilerplate`, counted with
+    `cache`): a text's shingles are made from its codes and those."""
     arrays = [np.frombuffer(code, "<i8") for code in codes]  # views: no copy of every code
-    common = common_codes(arrays, max(BOILERPLATE_MIN, BOILERPLATE_SHARE * len(codes)))
+    pages = [hashlib.sha256(code).digest() for code in codes]
+    common = boilerplate(cache, kind, arrays, pages)
     last = len(common) - 1
 
     def inputs() -> list[bytes]:
         made_from = hashlib.sha256(common.tobytes())
-        return [_digest(made_from, code) for code in codes]
+        return [_digest(made_from, page) for page in pages]
 
-    @cache
+    @functools.cache
     def kept(n: int) -> np.ndarray:  # the page's codes less the common ones (both sorted)
         array = arrays[n]
         return (
@@ -97,22 +94,3 @@ def _digest(base: hashlib._Hash, data: bytes) -> bytes:
     hasher = base.copy()
     hasher.update(data)
     return hasher.digest()
-
-
-def common_codes(arrays: list[np.ndarray], more_than: float) -> np.ndarray:
-    """Return the codes more than `more_than` pages have, sorted (each page's codes are sorted
-    and distinct). They are counted a value range at a time (BUCKETS): at 10,000 guides every
-    code at once, and its sorted copy, are hundreds of MB each."""
-    if not arrays:
-        return np.empty(0, np.int64)
-    step = (1 << 64) // BUCKETS
-    bounds = np.array([-(1 << 63) + step * n for n in range(1, BUCKETS)], np.int64)
-    cuts = [[0, *np.searchsorted(array, bounds).tolist(), len(array)] for array in arrays]
-    found = [np.empty(0, np.int64)]
-    for bucket in range(BUCKETS):
-        part = [a[cut[bucket] : cut[bucket + 1]] for a, cut in zip(arrays, cuts, strict=True)]
-        ordered = np.sort(np.concatenate(part), kind="stable")  # timsort merges sorted runs
-        firsts = np.flatnonzero(starts(ordered))
-        counts = np.diff(firsts, append=len(ordered))
-        found.append(ordered[firsts[counts > more_than]])
-    return np.concatenate(found)

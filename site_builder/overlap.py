@@ -79,8 +79,8 @@ def check_overlap(
     made = [shingled.get(doc.key) or _record_only(doc) for doc in guides]
     groups = (
         intent_group(docs, intents),
-        text_group("visible text", guides, [shingles.text for shingles in made]),
-        text_group("evidence", guides, [shingles.evidence for shingles in made]),
+        text_group("visible text", guides, [shingles.text for shingles in made], cache),
+        text_group("evidence", guides, [shingles.evidence for shingles in made], cache),
     )
     scores: dict[tuple[str, str], tuple[float, str]] = {}
     for group in groups:

@@ -14,7 +14,7 @@ from typing import Any, cast
 import numpy as np
 import pytest
 
-from site_builder import compared, minhash, overlap
+from site_builder import boilerplate, compared, minhash, overlap
 from site_builder.checks import run_checks
 from site_builder.config import BuildConfig
 from site_builder.consistency import check_site
@@ -292,11 +292,11 @@ def _site(config: BuildConfig):
     return assemble(normalize(load_inputs(config)))
 
 
-@pytest.mark.parametrize("buckets", [compared.BUCKETS, 1, 64])  # codes counted in ranges
+@pytest.mark.parametrize("buckets", [boilerplate.BUCKETS, 1, 64])  # codes counted in ranges
 def test_template_text_shared_by_many_guides_does_not_make_them_alike(
     buckets: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(compared, "BUCKETS", buckets)
+    monkeypatch.setattr(boilerplate, "BUCKETS", buckets)
     template = "evidence checked pinned revisions and model sources each with the size and sha"
     pages = [" ".join([template, *(f"topic{n}word{m}" for m in range(4))]) for n in range(30)]
     pages[1] = pages[0]  # a real duplicate: its shingles are on two pages only
@@ -313,21 +313,22 @@ def test_template_text_shared_by_many_guides_does_not_make_them_alike(
     assert score(few.shingles(2), few.shingles(3)) > 0.4  # a small site keeps every shingle
 
 
-@pytest.mark.parametrize("buckets", [compared.BUCKETS, 1, 3, 64])
+@pytest.mark.parametrize("buckets", [boilerplate.BUCKETS, 1, 3, 64])
 def test_common_codes_counted_in_ranges_are_those_counted_at_once(
     buckets: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(compared, "BUCKETS", buckets)
+    monkeypatch.setattr(boilerplate, "BUCKETS", buckets)
     rng = np.random.default_rng(5)
     pool = rng.integers(-(1 << 63), (1 << 63) - 1, 400, dtype=np.int64, endpoint=True)
     pool[:3] = [-(1 << 63), (1 << 63) - 1, 0]  # the ends of the range, and its middle
     pages = [np.unique(rng.choice(pool, rng.integers(0, 120))) for _ in range(60)]
     values, counts = np.unique(np.concatenate(pages), return_counts=True)
     for more_than in (0, 5, 10.5, 59):
-        common = compared.common_codes(pages, more_than)
+        common, how_many = boilerplate.common_codes(pages, more_than)
         assert common.tolist() == values[counts > more_than].tolist()
+        assert how_many.tolist() == counts[counts > more_than].tolist()
     assert compared.text_group("evidence", [], []).inputs() == []
-    assert not len(compared.common_codes([], 0))
+    assert not len(boilerplate.common_codes([], 0)[0])
 
 
 def test_minhash_at_scale_does_not_import_datasketch_or_scipy() -> None:
@@ -397,4 +398,4 @@ def test_lsh_candidates_are_those_datasketchs_minhash_lsh_proposes() -> None:
     assert sorted(found) == sorted(expected)
 
 
-BOILERPLATE_FREE = compared.BOILERPLATE_MIN
+BOILERPLATE_FREE = boilerplate.BOILERPLATE_MIN

@@ -70,6 +70,7 @@ ORDER = [
     "search",
     "seo",
     "minhash",
+    "boilerplate",
     "sketches",
     "compared",
     "overlap",
