@@ -156,7 +156,7 @@ def list_page_key(
     each guide it lists. With a memory cache (the preview's), the digests of each run of
     guides (`fragments.runs`) are joined once while its guides are the same objects."""
     if cache is None or cache.memory is None:
-        listed = "".join(_guide_digest(guide, cache) for guide in guides)
+        listed = "".join(guide_digest(guide, cache) for guide in guides)
     else:
         listed = "".join(_run_digests(run, cache) for run in runs(guides))
     return digest("list", site_key, path, listed)
@@ -166,10 +166,10 @@ def _run_digests(run: list[Guide], cache: BuildCache) -> str:
     """Return the digests of a run of guides, joined; the last rebuild's for the same objects
     (the memo keeps them alive, so their identities cannot pass to other objects)."""
     key = ("run digests", tuple(map(id, run)))
-    return cache.reused(key, lambda: (run, "".join(_guide_digest(g, cache) for g in run)))[1]
+    return cache.reused(key, lambda: (run, "".join(guide_digest(g, cache) for g in run)))[1]
 
 
-def _guide_digest(guide: Guide, cache: BuildCache | None) -> str:
+def guide_digest(guide: Guide, cache: BuildCache | None) -> str:
     """Return the digest of every input of one guide (its summary, record and prose), once
     per guide object in a build: a guide is listed on several tag pages."""
     if cache is None:

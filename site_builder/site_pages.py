@@ -35,7 +35,7 @@ from site_builder.render import (
     render_page,
     template_macro,
 )
-from site_builder.reuse import list_page_key, remembered_fragment, site_digest
+from site_builder.reuse import guide_digest, list_page_key, remembered_fragment, site_digest
 from site_builder.scan import scanned_page
 from site_builder.site_files import asset_pages, image_pages, sitemap_urls
 from site_builder.stored_pages import reused_pages
@@ -86,7 +86,9 @@ def render_site(
         intro = _markdown(site.settings.intro)
         latest = site.guides[:LATEST_ON_HOME]
         families = family_groups(site)
-        card = Fragment(cache, f"card {site_key}", template_macro(env, "guide_card", "guides.html"))
+        inputs = partial(guide_digest, cache=cache)
+        macro = template_macro(env, "guide_card", "guides.html")
+        card = Fragment(cache, f"card {site_key}", macro, inputs)
         pages.append(
             render_page(env, "index.html", "home.html", common, intro=intro, latest=latest)
         )
@@ -119,6 +121,7 @@ def render_site(
             cache,
             f"entry {site_key}",
             lambda guide: feed_entry(guide, published_at(guide), modified(guide)),
+            lambda guide: f"{inputs(guide)} {published_at(guide)} {modified(guide)}",
         )
         pages.append(_feed(env, site, common, entry, modified))
         plan = plan_deploy(site, ["/" + page.path for page in pages])
@@ -126,6 +129,8 @@ def render_site(
         pages.append(render_page(env, "sitemap.xml", "sitemap.xml", common, entries=sitemap))
         redirects = "\n".join(redirect_rules(site, plan)) + "\n"
         pages.append(Page("_redirects", redirects.encode("utf-8")))
+        card.keep()
+        entry.keep()
     except TEMPLATE_ERRORS as error:
         raise InputError([template_problem(error, config)]) from None
     return sorted(pages, key=lambda page: page.path)

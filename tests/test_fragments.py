@@ -107,3 +107,58 @@ def test_a_new_scope_draws_every_item_again(tmp_path: Path) -> None:
         drawn.clear()
         assert Fragment(cache, scope, drawing(drawn)).each(items) == plain(items)
         assert len(drawn) == expected
+
+
+def by_name(item: Item) -> str:
+    return item.name
+
+
+def test_a_build_with_a_cache_on_disk_draws_only_the_items_whose_inputs_changed(
+    tmp_path: Path,
+) -> None:
+    items = [Item(f"g{n}") for n in range(200)]
+    drawn: list[str] = []
+    first = Fragment(BuildCache(tmp_path), "scope", drawing(drawn), by_name)
+    assert first.each(items, 2) == plain(items, 2)
+    first.keep()
+    assert len(drawn) == 200
+
+    drawn.clear()
+    items[7] = Item("changed")  # a guide whose inputs changed has another key
+    again = Fragment(BuildCache(tmp_path), "scope", drawing(drawn), by_name)
+    assert again.each(items, 2) == plain(items, 2)
+    assert again.each(items[:3]) == plain(items[:3]), "other arguments, other fragments"
+    again.keep()
+    assert drawn == ["changed", "g0", "g1", "g2"]
+
+    drawn.clear()
+    other = Fragment(BuildCache(tmp_path), "other scope", drawing(drawn), by_name)
+    assert other.each(items, 2) == plain(items, 2)
+    assert len(drawn) == 200, "templates or settings changed: every fragment is drawn again"
+
+
+def test_only_the_fragments_a_build_showed_are_kept(tmp_path: Path) -> None:
+    items = [Item(f"g{n}") for n in range(50)]
+    first = Fragment(BuildCache(tmp_path), "scope", drawing([]), by_name)
+    first.each(items)
+    first.keep()
+    second = Fragment(BuildCache(tmp_path), "scope", drawing([]), by_name)
+    second.each(items[:10])
+    second.keep()
+    drawn: list[str] = []
+    third = Fragment(BuildCache(tmp_path), "scope", drawing(drawn), by_name)
+    assert third.each(items) == plain(items)
+    assert drawn == [item.name for item in items[10:]]
+
+
+@pytest.mark.parametrize("kept", [b"not json", b'["a list"]', b'{"g0 ()": 3}'])
+def test_a_kept_entry_that_is_not_fragments_draws_them_again(tmp_path: Path, kept: bytes) -> None:
+    items = [Item(f"g{n}") for n in range(5)]
+    first = Fragment(BuildCache(tmp_path), "scope", drawing([]), by_name)
+    first.each(items)
+    first.keep()
+    BuildCache(tmp_path).write(fragments.FRAGMENTS, fragments._entry("scope"), kept)
+    drawn: list[str] = []
+    again = Fragment(BuildCache(tmp_path), "scope", drawing(drawn), by_name)
+    assert again.each(items) == plain(items)
+    assert drawn == [item.name for item in items]
