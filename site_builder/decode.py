@@ -5,8 +5,11 @@ file went wrong. The only module that imports yaml.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
+from functools import cache
+from pathlib import Path
 from typing import Any
 
 import yaml
@@ -206,3 +209,15 @@ def decode_doc(raw: bytes) -> tuple[dict[str, Any], str, int]:
     if not isinstance(front, dict):
         raise ReadError("front matter", "must be a YAML mapping of fields")
     return front, "".join(lines[end + 1 :]), end + 2
+
+
+def doc_body(raw: bytes, body_line: int) -> str:
+    """Return the Markdown body of a guide `decode_doc` read before, from its line."""
+    return "".join(_text(raw, MAX_DOC_BYTES).splitlines(keepends=True)[body_line - 1 :])
+
+
+@cache
+def decoder_digest() -> str:
+    """Return a digest of this module and the YAML library's version: what decoded front
+    matter depends on (`kept_fronts` keeps it under this)."""
+    return hashlib.sha256(Path(__file__).read_bytes() + yaml.__version__.encode()).hexdigest()

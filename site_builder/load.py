@@ -20,7 +20,6 @@ from site_builder.config import BuildConfig
 from site_builder.decode import (
     MAX_RECORD_BYTES,
     ReadError,
-    decode_doc,
     decode_record,
     decode_settings,
     decode_template,
@@ -29,6 +28,7 @@ from site_builder.decode import (
 from site_builder.errors import Problem
 from site_builder.images import FORMATS, MAX_IMAGE_BYTES
 from site_builder.inputs import Asset, Inputs, RawDoc, RawImage, RawRecord, UnreadRecord
+from site_builder.kept_fronts import KeptFronts
 from site_builder.listing import WILDCARD, Entry, KnownFiles, listed
 
 REGISTRY_NAME = "registry.json"
@@ -54,12 +54,14 @@ def load_inputs(
     records: Iterable[RawRecord | UnreadRecord] = _records(config, cache, known, kept)
     if known is not None:  # before `known.loaded`
         records = tuple(records)
+    fronts = KeptFronts(cache)
     docs = [
         RawDoc(source, front, body, body_line)
         for source, (front, body, body_line) in _read_each(
-            config, config.content_dir, "**/*.md", decode_doc, problems, cache, known=known
+            config, config.content_dir, "**/*.md", fronts.decode, problems, cache, known=known
         )
     ]
+    fronts.keep()
     settings = RawDoc(relative_path(config.settings_file, config.root), {}, "")
     if config.settings_file.is_file():
         for source, data in _read_each(

@@ -17,6 +17,7 @@ from site_builder.claims import Verification
 from site_builder.config import BuildConfig
 from site_builder.deploy import static_pages
 from site_builder.fragments import FRAGMENTS
+from site_builder.kept_fronts import FRONTS
 from site_builder.kept_records import HEADS, KeptHeads, release_bodies
 from site_builder.listing import KnownFiles
 from site_builder.load import VOCABULARY_NAME, load_inputs
@@ -231,7 +232,7 @@ def _prune(cache: BuildCache | None, indexed: bool) -> None:
     """Drop the entries this build did not use; the search index's only if it indexed."""
     if cache is not None:
         search = (SHARD_ENTRY, FILE_ENTRY) if indexed else ()
-        for kind in (VERIFY, SCAN, HTML, HEADS, RELATED, FRAGMENTS, *search):
+        for kind in (VERIFY, SCAN, HTML, HEADS, RELATED, FRAGMENTS, FRONTS, *search):
             cache.prune(kind)
         cache.forget_unused()
         cache.drop_other_versions()

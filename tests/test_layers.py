@@ -32,6 +32,7 @@ ORDER = [
     "measurements",
     "cells",
     "decode",
+    "kept_fronts",
     "listing",
     "load",
     "evidence",
