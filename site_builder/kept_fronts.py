@@ -54,12 +54,11 @@ class KeptFronts:
         """Keep the front matter of the guides this build read, for the next build."""
         if self.cache is None:
             return
-        key = digest(FRONTS, decoder_digest())
         if self.shown.keys() == self.kept.keys():
-            self.cache.keep(FRONTS, key)
+            self.cache.keep(FRONTS, _key())
             return
         data = json.dumps(self.shown, ensure_ascii=False, sort_keys=True).encode("utf-8")
-        self.cache.write(FRONTS, key, data)
+        self.cache.write(FRONTS, _key(), data)
 
 
 def _tagged(value: Any) -> Any:
@@ -90,7 +89,7 @@ def _untagged(value: dict[str, Any]) -> Any:
 
 def _read(cache: BuildCache) -> dict[str, list[Any]]:
     """Return the kept front matter by file sha256 (none for an entry of another shape)."""
-    data = cache.read(FRONTS, digest(FRONTS, decoder_digest()))
+    data = cache.read(FRONTS, _key())
     try:
         kept = json.loads(data) if data is not None else {}
     except ValueError:
@@ -105,3 +104,8 @@ def _read(cache: BuildCache) -> dict[str, list[Any]]:
         and isinstance(held[0], str)
         and type(held[1]) is int
     }
+
+
+def _key() -> str:
+    """One entry per version of the decoder (`decode.py` and the YAML library)."""
+    return digest(FRONTS, decoder_digest())

@@ -104,7 +104,7 @@ def _record_only(doc: Doc) -> Shingles:
 def _scored_pairs(group: Group, cache: BuildCache | None) -> list[tuple[Doc, Doc, float]]:
     """Return each candidate pair involving a guide with its exact Jaccard, if above zero."""
     docs, sketches = group.docs, None
-    if _guides(docs, range(len(docs))) * len(docs) <= EXACT_PAIR_LIMIT:
+    if sum(doc.guide is not None for doc in docs) * len(docs) <= EXACT_PAIR_LIMIT:
         sizes = [len(group.shingles(n)) for n in range(len(docs))]
     else:
         sketches = kept_sketches(
@@ -118,10 +118,6 @@ def _scored_pairs(group: Group, cache: BuildCache | None) -> list[tuple[Doc, Doc
             score = shared / (sizes[n] + sizes[m] - shared)
             pairs.append((docs[n], docs[m], round(score, 3)))
     return pairs
-
-
-def _guides(docs: list[Doc], among: range | list[int]) -> int:
-    return sum(docs[n].guide is not None for n in among)
 
 
 def _array(codes: Shingled) -> np.ndarray:
