@@ -86,6 +86,7 @@ def write_tree(pages: Sequence[Page], folder: Path, previous: Path | None = None
     rewrites almost nothing."""
     root = folder.resolve()
     made = {root}
+    plain: dict[str, bool] = {}  # folders of `previous` with no symlink on the way
     for page in pages:
         name = os.path.normpath(page.path)
         if os.path.isabs(name) or name == os.pardir or name.startswith(os.pardir + os.sep):
@@ -97,19 +98,25 @@ def write_tree(pages: Sequence[Page], folder: Path, previous: Path | None = None
             made.add(target.parent)
         if page.stored is not None:
             put(page, target)
-        elif previous is None or not _linked(previous, name, page.content, target):
+        elif previous is None or not _linked(previous, name, page.content, target, plain):
             target.write_bytes(page.content)
     os.chmod(root, 0o755)
 
 
-def _linked(previous: Path, name: str, content: bytes, target: Path) -> bool:
+def _linked(
+    previous: Path, name: str, content: bytes, target: Path, plain: dict[str, bool]
+) -> bool:
     """Hard-link `target` to the file `name` under `previous` if that is a regular file
-    inside it holding exactly `content`; return whether it did."""
+    inside it holding exactly `content`; return whether it did. `plain` remembers which
+    folders have no symlink on the way (each is looked at once, not once a file)."""
     source = previous / name
+    folder = str(source.parent)
     try:
-        if os.path.realpath(source) != str(source):
+        if folder not in plain:
+            plain[folder] = os.path.realpath(folder) == folder
+        if not plain[folder]:
             return False  # a symlink on the way: never link to what it points at
-        with open(source, "rb", opener=_no_follow) as file:
+        with open(source, "rb", opener=_no_follow) as file:  # nor if the file is one
             info = os.fstat(file.fileno())
             if not stat.S_ISREG(info.st_mode) or info.st_size != len(content):
                 return False

@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -219,13 +220,12 @@ def test_a_shard_that_fails_while_another_is_indexed_fails_the_build_in_one_line
     project = shard_project(tmp_path / "project")
     assert project.run("--quiet").returncode == 0
     before = tree_digest(project.out)
-    fake = tmp_path / "fake" / "pagefind"
-    fake.mkdir(parents=True)
-    (fake / "__init__.py").write_text("", "utf-8")
-    (fake / "__main__.py").write_text(FAKE_PAGEFIND, "utf-8")
+    fake = tmp_path / "pagefind"  # Pagefind's own variable names the binary to run
+    fake.write_text(f"#!{sys.executable}\n{FAKE_PAGEFIND}", "utf-8")
+    fake.chmod(0o755)
     shutil.rmtree(project.root / ".cache")  # every shard is indexed again
     started = time.monotonic()
-    done = project.run("--quiet", env={"PYTHONPATH": str(fake.parent)})
+    done = project.run("--quiet", env={"PAGEFIND_BINARY_PATH": str(fake)})
     assert done.returncode == 1, done.stderr
     assert "search index failed: Error: shard one exploded" in done.stderr
     assert "Traceback" not in done.stderr
