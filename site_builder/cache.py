@@ -51,6 +51,8 @@ class BuildCache:
         self.memory: dict[tuple[str, str], object] | None = {} if memory else None
         self.hits = 0
         self.misses = 0
+        self.added: set[str] = set()
+        """The kinds this build wrote entries of (only those can have grown)."""
         self._kept: dict[Hashable, Any] = {}
         self._kept_before: dict[Hashable, Any] = {}
         self._pending: list[tuple[str, str, bytes | Callable[[], bytes], bool]] = []
@@ -63,6 +65,7 @@ class BuildCache:
         `flush` (with `memory`), after the new site is shown: freeing it takes a while."""
         self.used = defaultdict(set)
         self.hits = self.misses = 0
+        self.added = set()
         if self.memory is not None:
             self._retired.append(self._kept_before)
         self._kept_before, self._kept = self._kept, {}
@@ -165,6 +168,7 @@ class BuildCache:
         caller keeps its sha256 (in another entry) and reads it back with `read_file`.
         Return whether the entry is on disk now."""
         self.used[kind].add(key)
+        self.added.add(kind)
         if self.memory is not None:
             self._pending.append((kind, key, payload, file))
             return False

@@ -113,6 +113,8 @@ def build(
                     if report.written or audit:
                         where = config.out_dir if report.written else None
                         remember(cache, key, report, where)
+                if audit:  # it stored the pages and checks it made: the cache must not grow
+                    _prune(cache, indexed=False, added_only=True)
     return replace(report, timings=tuple(clock.seconds.items()))
 
 
@@ -228,12 +230,14 @@ def _write(
         write_site(files, config.out_dir, config.input_dirs)
 
 
-def _prune(cache: BuildCache | None, indexed: bool) -> None:
-    """Drop the entries this build did not use; the search index's only if it indexed."""
+def _prune(cache: BuildCache | None, indexed: bool, added_only: bool = False) -> None:
+    """Drop the entries this build did not use; the search index's only if it indexed; with
+    `added_only`, only of the kinds it stored entries of (an audit: no others can grow)."""
     if cache is not None:
         search = (SHARD_ENTRY, FILE_ENTRY) if indexed else ()
         for kind in (VERIFY, SCAN, HTML, HEADS, RELATED, FRAGMENTS, FRONTS, *search):
-            cache.prune(kind)
+            if kind in cache.added or not added_only:
+                cache.prune(kind)
         cache.forget_unused()
         cache.drop_other_versions()
 

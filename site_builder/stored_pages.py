@@ -149,7 +149,8 @@ def _read(cache: BuildCache, key: str, html: bool, on_disk: Path | None) -> Page
     except (ValueError, KeyError, TypeError):  # a damaged entry: render it again
         cache.misses += 1
         return None
-    if not html:
+    if not html:  # an audit: the next build reads the HTML entry
+        cache.keep(HTML, key)
         return page
     content = cache.read_file(HTML, key, sha256)
     if content is None:
