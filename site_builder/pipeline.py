@@ -232,11 +232,13 @@ def _write(
 
 def _prune(cache: BuildCache | None, indexed: bool, added_only: bool = False) -> None:
     """Drop the entries this build did not use; the search index's only if it indexed; with
-    `added_only`, only of the kinds it stored entries of (an audit: no others can grow)."""
+    `added_only`, only of the kinds it stored entries of (an audit: no others can grow). A
+    kind it used no entry of is left alone (the preview keeps cards and front matter in
+    memory: the next command-line build still reads its own)."""
     if cache is not None:
         search = (SHARD_ENTRY, FILE_ENTRY) if indexed else ()
         for kind in (VERIFY, SCAN, HTML, HEADS, RELATED, FRAGMENTS, FRONTS, *search):
-            if kind in cache.added or not added_only:
+            if kind in cache.added or (cache.used.get(kind) and not added_only):
                 cache.prune(kind)
         cache.forget_unused()
         cache.drop_other_versions()

@@ -13,6 +13,7 @@ import pytest
 from site_builder import site_pages
 from site_builder.config import BuildConfig
 from site_builder.pipeline import build
+from site_builder.preview import Previewer
 from tests.conftest import Project, tree_digest
 from tests.new_guide import probe_record, write_probe_guide
 
@@ -56,3 +57,30 @@ def test_after_one_record_edit_only_its_guides_card_and_feed_entry_are_drawn(
     edited = tree_digest(project.out)
     assert project.run("--no-cache").returncode == 0
     assert tree_digest(project.out) == edited, "the same site as a build from scratch"
+
+
+def test_a_preview_session_leaves_the_builds_cards_and_entries_kept(
+    project: Project, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    config = BuildConfig.for_root(project.root)
+    assert build(config).written
+    template = project.root / "templates" / "base.html"
+    original = template.read_text("utf-8")
+    template.write_text(original + "\n", "utf-8")
+    assert build(config).written  # another site's cards and entries: both sites' are kept
+    template.write_text(original, "utf-8")
+    kept = sorted(path.name for path in project.root.glob(".cache/v*/fragments/*"))
+    assert len(kept) > 2
+    previewer = Previewer(config, lambda line: None)  # keeps its own in memory
+    try:
+        for line in ("One more line.", "And another."):
+            prose = next((project.root / "content").glob("glm-*.md"))
+            prose.write_text(prose.read_text("utf-8") + f"\n{line}\n", "utf-8")
+            assert previewer.rebuild()
+    finally:
+        previewer.close()
+    assert sorted(path.name for path in project.root.glob(".cache/v*/fragments/*")) == kept
+    drawn = drawn_by_macro(monkeypatch)
+    assert build(config).written
+    edited = next(key for key in drawn if key.startswith("guide_card "))
+    assert set(drawn) == {edited, edited.replace("guide_card", "feed_entry")}
