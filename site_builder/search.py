@@ -297,5 +297,4 @@ def _indexer() -> str:
     """Return Pagefind's executable, found as its own `python -m pagefind` finds it (the
     PAGEFIND_BINARY_PATH variable, else the binary the `pagefind[extended]` wheel ships), so
     no run starts Python a second time to find it (0.1 s a run)."""
-    configured = os.environ.get("PAGEFIND_BINARY_PATH")
-    return configured or str(get_executable().absolute())
+    return os.environ.get("PAGEFIND_BINARY_PATH") or str(get_executable().absolute())
