@@ -4,6 +4,9 @@ forth still hit), and an audit keeps what the next build reads."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from pathlib import Path
+
 import pytest
 
 from site_builder import render
@@ -21,6 +24,11 @@ def entries(project: Project) -> dict[str, int]:
     return {kind: sum(1 for _ in (version / kind).iterdir()) for kind in KINDS}
 
 
+def cache_files(project: Project) -> list[Path]:
+    """Return every file of the project's cache."""
+    return sorted(path for path in (project.root / ".cache").rglob("*") if path.is_file())
+
+
 def edit_template(project: Project, step: int) -> None:
     """Change the guide template (every guide page is rendered again)."""
     template = project.root / "templates" / "guide.html"
@@ -34,11 +42,13 @@ def edit_records(project: Project, step: int) -> None:
 
 
 @pytest.mark.parametrize("edit", [edit_template, edit_records])
-def test_audits_after_edits_keep_the_cache_bounded(project: Project, edit: object) -> None:
+def test_audits_after_edits_keep_the_cache_bounded(
+    project: Project, edit: Callable[[Project, int], None]
+) -> None:
     assert project.run("--quiet").returncode == 0
     site = entries(project)
     for step in range(5):
-        edit(project, step)  # type: ignore[operator]
+        edit(project, step)
         assert project.run("--audit", "--quiet").returncode == 0
     after = entries(project)
     for kind in KINDS:
@@ -70,8 +80,7 @@ def test_an_audit_that_reads_its_report_back_removes_nothing(project: Project) -
     for step in range(3):
         edit_template(project, step)
         assert project.run("--audit", "--quiet").returncode == 0
-    files = lambda: sorted(p for p in (project.root / ".cache").rglob("*") if p.is_file())  # noqa: E731
-    before = files()
+    before = cache_files(project)
     again = project.run("--audit", "--quiet", "--timings")
     assert again.returncode == 0 and "unchanged" in again.stderr
-    assert files() == before
+    assert cache_files(project) == before
