@@ -29,37 +29,32 @@ _LINK_ATTRIBUTES = {
     "source": "src",
     "form": "action",
 }
+_LINKING = ", ".join(f"{tag}[{attribute}]" for tag, attribute in _LINK_ATTRIBUTES.items())
 _INVISIBLE = {"script", "style", "template", "head", "title"}
 
 
 def _scan(html: bytes) -> tuple[str, str, bool, list[str], list[str], str]:
-    """Return (canonical, og:url, noindex, links, ids, visible text of <main>) of one page."""
+    """Return (canonical, og:url, noindex, links, ids, visible text of <main>) of one page.
+
+    Lexbor's selectors find the elements (in document order), not a walk over every node."""
     tree = LexborHTMLParser(html)
     canonical = og_url = ""
     noindex = False
+    ids = [node.attributes["id"] or "" for node in tree.css("[id]")]
     links: list[str] = []
-    ids: list[str] = []
-    for node in tree.root.traverse() if tree.root is not None else ():
+    for node in tree.css(_LINKING):
         attributes = node.attributes
-        if not attributes:
-            continue
-        tag = node.tag
-        if "id" in attributes:
-            ids.append(attributes["id"] or "")
-        attribute = _LINK_ATTRIBUTES.get(tag)
-        if attribute and attribute in attributes:
-            value = attributes[attribute] or ""
-            if tag == "link" and attributes.get("rel") == "canonical":
-                canonical = value
-            else:
-                links.append(value)
-        if tag == "meta":
-            if attributes.get("property") == "og:url":
-                og_url = attributes.get("content") or ""
-            if attributes.get("name") == "robots" and "noindex" in (
-                attributes.get("content") or ""
-            ):
-                noindex = True
+        value = attributes[_LINK_ATTRIBUTES[node.tag]] or ""
+        if node.tag == "link" and attributes.get("rel") == "canonical":
+            canonical = value
+        else:
+            links.append(value)
+    for node in tree.css("meta"):
+        attributes = node.attributes
+        if attributes.get("property") == "og:url":
+            og_url = attributes.get("content") or ""
+        if attributes.get("name") == "robots" and "noindex" in (attributes.get("content") or ""):
+            noindex = True
     main = tree.css_first("main")
     text = ""
     if main is not None:
