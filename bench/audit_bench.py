@@ -40,12 +40,13 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))  # run from a checkout without installing the package
 
-from site_builder import checks, overlap  # noqa: E402
-from site_builder.models import Finding, Guide, Shingles, Site  # noqa: E402
-from site_builder.record_model import Evidence, NearbyPage, Receipt, RecordBody  # noqa: E402
-from site_builder.schema import RegistryEntry, SiteSettings  # noqa: E402
+from site_builder.checks import overlap  # noqa: E402
+from site_builder.checks import site as checks  # noqa: E402
+from site_builder.model.models import Finding, Guide, Shingles, Site  # noqa: E402
+from site_builder.model.record_model import Evidence, NearbyPage, Receipt, RecordBody  # noqa: E402
+from site_builder.model.schema import RegistryEntry, SiteSettings  # noqa: E402
+from site_builder.render.words import evidence_text, gram_codes  # noqa: E402
 from site_builder.urls import page_key  # noqa: E402
-from site_builder.words import evidence_text, gram_codes  # noqa: E402
 
 BASE_URL = "https://glm52.ai"
 GUIDE_SHARE = 0.10

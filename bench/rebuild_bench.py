@@ -32,7 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.build_bench import make_corpus
 from site_builder.config import BuildConfig
-from site_builder.preview import Previewer
+from site_builder.preview.builds import Previewer
 
 
 def edit_record(project: Path, number: int) -> Path:

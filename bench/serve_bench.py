@@ -44,7 +44,7 @@ if str(ROOT) not in sys.path:
 
 import yaml  # noqa: E402
 
-from site_builder.watching import bursts  # noqa: E402
+from site_builder.preview.watching import bursts  # noqa: E402
 from tests import preview_helpers  # noqa: E402
 from tests.test_browser import CHROMIUM, CHROMIUM_ARGS, GUIDE, RECORD  # noqa: E402
 
@@ -54,7 +54,7 @@ SEED = 52
 KEPT_KEY = re.compile(
     r"^(calculated|computed)[A-Z]|(?i:commit|revision|head|sha|tag|release)$|[a-z](At|LastModified)$"
 )
-"""Derived fields, and keys whose values site_builder/verify.py checks by key: kept as is."""
+"""Derived fields, and keys whose values site_builder/verify/records.py checks by key: kept as is."""
 COMMAND_TIMEOUT = 900  # seconds for one audit, cold build or preview start
 EDIT_TIMEOUT_MS = 900_000  # one save -> new DOM (a 1,000-guide rebuild takes minutes)
 QUIET_SECONDS = 1.0  # nothing changed nor reloaded for this long before the next edit
@@ -221,7 +221,7 @@ def measure(browser: Any, root: Path, label: str, edits: int) -> list[tuple[floa
     fired: list[float] = []  # perf_counter of each burst our own watcher reports
     stop, results = threading.Event(), []
 
-    def observe() -> None:  # the preview's own watcher (site_builder/preview.py)
+    def observe() -> None:  # the preview's own watcher (site_builder/preview/builds.py)
         for _ in bursts([root / "records"], stop):
             fired.append(time.perf_counter())
 

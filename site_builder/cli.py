@@ -17,14 +17,7 @@ from dataclasses import replace
 from pathlib import Path
 from types import FrameType
 
-from site_builder.claims import Verification
-from site_builder.config import BuildConfig, today_from
-from site_builder.errors import BuilderError, InputError, OutputError, ServeError, one_line
-from site_builder.models import Finding
-from site_builder.pipeline import build
-from site_builder.progress import stage_display
-from site_builder.registry import import_sitemap
-from site_builder.report import (
+from site_builder.checks.report import (
     counts,
     format_json,
     format_text,
@@ -32,10 +25,17 @@ from site_builder.report import (
     outcome,
     problems_as_findings,
 )
-from site_builder.scaffold import scaffold_guide
-from site_builder.serve import serve
-from site_builder.workdirs import tidy
-from site_builder.workers import collect_less, cores
+from site_builder.commands.registry import import_sitemap
+from site_builder.commands.scaffold import scaffold_guide
+from site_builder.config import BuildConfig, today_from
+from site_builder.errors import BuilderError, InputError, OutputError, ServeError, one_line
+from site_builder.model.claims import Verification
+from site_builder.model.models import Finding
+from site_builder.pipeline import build
+from site_builder.preview.serve import serve
+from site_builder.runtime.progress import stage_display
+from site_builder.runtime.workdirs import tidy
+from site_builder.runtime.workers import collect_less, cores
 
 
 def make_parser() -> argparse.ArgumentParser:

@@ -9,28 +9,24 @@ from contextlib import ExitStack
 from dataclasses import dataclass, replace
 from functools import partial
 
-from site_builder.acknowledge import acknowledge
-from site_builder.assemble import assemble
-from site_builder.cache import BuildCache
-from site_builder.checks import check_published, ordered, run_checks
-from site_builder.claims import Verification
+from site_builder.cache.fragments import FRAGMENTS
+from site_builder.cache.reuse import VERIFY, code_digest, evidence_digest
+from site_builder.cache.store import BuildCache
+from site_builder.checks.acknowledge import acknowledge
+from site_builder.checks.site import check_published, ordered, run_checks
 from site_builder.config import BuildConfig
-from site_builder.deploy import static_pages
-from site_builder.fragments import FRAGMENTS
-from site_builder.kept_fronts import FRONTS
-from site_builder.kept_records import HEADS, KeptHeads, release_bodies
-from site_builder.listing import KnownFiles
-from site_builder.load import VOCABULARY_NAME, load_inputs
-from site_builder.models import BuildReport, Finding, Normalized, Page, Site
-from site_builder.navigation import RELATED
-from site_builder.normalize import normalize
-from site_builder.reuse import VERIFY, code_digest, evidence_digest
-from site_builder.search import SearchIndex, promised_pages
-from site_builder.shard_cache import FILE_ENTRY, SHARD_ENTRY
-from site_builder.site_pages import render_site
-from site_builder.stopwatch import Stopwatch
-from site_builder.stored_pages import HTML, SCAN, finished, links_folder, settled
-from site_builder.unchanged import (
+from site_builder.inputs.assemble import assemble
+from site_builder.inputs.kept_fronts import FRONTS
+from site_builder.inputs.kept_records import HEADS, KeptHeads, release_bodies
+from site_builder.inputs.listing import KnownFiles
+from site_builder.inputs.load import VOCABULARY_NAME, load_inputs
+from site_builder.inputs.normalize import normalize
+from site_builder.model.claims import Verification
+from site_builder.model.models import BuildReport, Finding, Normalized, Page, Site
+from site_builder.model.vocabulary import using
+from site_builder.output.search import SearchIndex, promised_pages
+from site_builder.output.shard_cache import FILE_ENTRY, SHARD_ENTRY
+from site_builder.output.unchanged import (
     input_digests,
     input_times,
     inputs_key,
@@ -38,9 +34,13 @@ from site_builder.unchanged import (
     remember,
     remembered,
 )
-from site_builder.verify import verify_site
-from site_builder.vocabulary import using
-from site_builder.write import StagedSite, write_site
+from site_builder.output.write import StagedSite, write_site
+from site_builder.present.navigation import RELATED
+from site_builder.render.deploy import static_pages
+from site_builder.render.site_pages import render_site
+from site_builder.render.stored_pages import HTML, SCAN, finished, links_folder, settled
+from site_builder.runtime.stopwatch import Stopwatch
+from site_builder.verify.records import verify_site
 
 
 def build(

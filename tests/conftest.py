@@ -28,8 +28,8 @@ import yaml
 from bs4 import BeautifulSoup
 
 from site_builder.config import BuildConfig
+from site_builder.model.vocabulary import Vocabulary, using
 from site_builder.pipeline import build
-from site_builder.vocabulary import Vocabulary, using
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).resolve().parent / "fixtures"

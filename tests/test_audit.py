@@ -14,18 +14,18 @@ from typing import Any, cast
 import numpy as np
 import pytest
 
-from site_builder import boilerplate, compared, minhash, overlap
-from site_builder.checks import run_checks
+from site_builder.checks import boilerplate, compared, minhash, overlap
+from site_builder.checks.consistency import check_site
+from site_builder.checks.seo import Doc
+from site_builder.checks.site import run_checks
+from site_builder.checks.sketches import kept_sketches
 from site_builder.config import BuildConfig
-from site_builder.consistency import check_site
-from site_builder.models import Guide, Page
+from site_builder.model.models import Guide, Page
+from site_builder.output.search import promised_pages
 from site_builder.pipeline import build
-from site_builder.scan import scan_pages
-from site_builder.search import promised_pages
-from site_builder.seo import Doc
-from site_builder.sketches import kept_sketches
-from site_builder.verify import verify_site
-from site_builder.words import gram_codes
+from site_builder.render.scan import scan_pages
+from site_builder.render.words import gram_codes
+from site_builder.verify.records import verify_site
 from tests.conftest import Project, audit, tree_digest
 
 SEQUENCE_RECORD = "003_d837ec4df0827390.json"
@@ -285,9 +285,9 @@ def test_audit_writes_nothing(project: Project, tmp_path: Path) -> None:
 
 def _site(config: BuildConfig):
     """Return the assembled Site of a project."""
-    from site_builder.assemble import assemble
-    from site_builder.load import load_inputs
-    from site_builder.normalize import normalize
+    from site_builder.inputs.assemble import assemble
+    from site_builder.inputs.load import load_inputs
+    from site_builder.inputs.normalize import normalize
 
     return assemble(normalize(load_inputs(config)))
 
@@ -335,9 +335,10 @@ def test_minhash_at_scale_does_not_import_datasketch_or_scipy() -> None:
     # Importing datasketch imports scipy: 1.2 s of every build and audit over 200 guides.
     code = """
 import sys
-from site_builder import compared, overlap
-from site_builder.seo import Doc
-from site_builder.words import gram_codes
+from site_builder.checks import compared
+from site_builder.checks import overlap
+from site_builder.checks.seo import Doc
+from site_builder.render.words import gram_codes
 docs = [Doc(f"/g{n}/", "", "", object(), frozenset()) for n in range(300)]
 texts = [gram_codes(f"page {n} about the canary rollout") for n in range(300)]
 assert len(docs) * len(docs) > overlap.EXACT_PAIR_LIMIT

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from site_builder.blocks import Group, Items, KeyValue, Table, build_block
-from site_builder.cells import format_cell
+from site_builder.present.blocks import Group, Items, KeyValue, Table, build_block
+from site_builder.present.cells import format_cell
 
 
 def test_booleans_and_nulls_are_badges_not_python_words() -> None:

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from site_builder import render
 from site_builder.config import BuildConfig
 from site_builder.pipeline import build
+from site_builder.render import pages as render
 from tests.conftest import Project, tree_digest
 from tests.test_incremental import count_calls
 

@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 from bs4 import BeautifulSoup, Tag
 
-from site_builder.blocks import Table, build_block
-from site_builder.charts import (
+from site_builder.present.blocks import Table, build_block
+from site_builder.present.charts import (
     MAX_BARS,
     PAD,
     VALUE_FONT,

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 from bs4 import BeautifulSoup, Tag
 
-from site_builder.markdown import render_markdown
+from site_builder.render.markdown import render_markdown
 from tests.conftest import copy_project, soup, tree_digest
 from tests.netlify_server import serve_netlify
 from tests.new_guide import SLUG, write_probe_guide

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from site_builder.decode import ReadError, decode_record
+from site_builder.inputs.decode import ReadError, decode_record
 
 DEEP = "[" * 70 + "]" * 70
 

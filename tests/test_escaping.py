@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 
-from site_builder.render import CONTROLS, published_bytes
+from site_builder.render.pages import CONTROLS, published_bytes
 from tests.conftest import Project, soup
 from tests.new_guide import SLUG, probe_record, write_probe_guide
 

@@ -27,9 +27,9 @@ from typing import Any
 
 import pytest
 
-from site_builder import search
 from site_builder.cli import main
-from site_builder.models import Page
+from site_builder.model.models import Page
+from site_builder.output import search
 from tests.conftest import Project, copy_project, run_build, tree_digest
 
 RECORD = "records/000_f07234cca5c1d19d.json"
@@ -593,7 +593,11 @@ class Injected:
     told otherwise); its Nth such call raises `error` instead of running."""
 
     def __init__(
-        self, original: Callable[..., Any], nth: int, error: BaseException, stage: str = "write"
+        self,
+        original: Callable[..., Any],
+        nth: int,
+        error: BaseException,
+        stage: str = "output/write",
     ) -> None:
         self.original, self.nth, self.error, self.calls = original, nth, error, 0
         self.stage = str(Path("site_builder") / f"{stage}.py")
@@ -667,7 +671,7 @@ def run_in_process(
     nth: int,
     error: BaseException,
     out: Path | None = None,
-    stage: str = "write",
+    stage: str = "output/write",
 ) -> tuple[int, Injected]:
     """Run the CLI in-process with one function patched to fail at its Nth call from `stage`."""
     owner, name = TARGETS[target]
@@ -788,7 +792,7 @@ def test_search_index_failure_keeps_the_previous_site(
     target, nth, error, fragment = SEARCH_CASES[case]
     before = tree_digest(built.out)
     capsys.readouterr()
-    code, injected = run_in_process(built, monkeypatch, target, nth, error(), stage="search")
+    code, injected = run_in_process(built, monkeypatch, target, nth, error(), stage="output/search")
     captured = capsys.readouterr()
     assert injected.calls >= nth, f"{target} was called only {injected.calls} times"
     assert code == 1, captured

@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 import yaml
 
-from site_builder import formula
-from site_builder.formula import FUNCTIONS, FormulaError, evaluate, parse
+from site_builder.model import formula
+from site_builder.model.formula import FUNCTIONS, FormulaError, evaluate, parse
 from tests.conftest import SEED_SITE, load_records
 
 

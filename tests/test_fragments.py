@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 from markupsafe import Markup
 
-from site_builder import fragments
-from site_builder.cache import BuildCache
-from site_builder.fragments import Fragment
+from site_builder.cache import fragments
+from site_builder.cache.fragments import Fragment
+from site_builder.cache.store import BuildCache
 
 
 class Item:

@@ -32,17 +32,18 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from site_builder import decode, load, render
-from site_builder.assemble import assemble
-from site_builder.checks import run_checks
+from site_builder.checks.report import format_json, format_text, problems_as_findings
+from site_builder.checks.site import run_checks
 from site_builder.config import BuildConfig
 from site_builder.errors import InputError, Problem, one_line
-from site_builder.inputs import Inputs, RawDoc, RawRecord, UnreadRecord
-from site_builder.models import Finding, Page
-from site_builder.normalize import normalize
-from site_builder.report import format_json, format_text, problems_as_findings
-from site_builder.site_pages import render_site
-from site_builder.verify import verify_site
+from site_builder.inputs import decode, load
+from site_builder.inputs.assemble import assemble
+from site_builder.inputs.normalize import normalize
+from site_builder.model.models import Finding, Page
+from site_builder.model.raw import Inputs, RawDoc, RawRecord, UnreadRecord
+from site_builder.render import pages as render
+from site_builder.render.site_pages import render_site
+from site_builder.verify.records import verify_site
 from tests.conftest import load_records, seed_root
 
 SEED = seed_root()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from site_builder.humanize import anchor_for, humanize_key, humanize_slug
+from site_builder.model.humanize import anchor_for, humanize_key, humanize_slug
 
 
 @pytest.mark.parametrize(

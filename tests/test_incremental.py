@@ -22,11 +22,14 @@ from typing import Any
 import pytest
 import yaml
 
-from site_builder import render, site_pages, unchanged, verify
-from site_builder.cache import BuildCache
+from site_builder.cache.store import BuildCache
 from site_builder.config import BuildConfig
-from site_builder.models import BuildReport
+from site_builder.model.models import BuildReport
+from site_builder.output import unchanged
 from site_builder.pipeline import build
+from site_builder.render import pages as render
+from site_builder.render import site_pages
+from site_builder.verify import records as verify
 from tests.conftest import Project, tree_digest
 from tests.new_guide import probe_record
 

@@ -17,9 +17,9 @@ from typing import Any
 import pytest
 from bs4 import BeautifulSoup, Tag
 
-from site_builder.claims import agrees
-from site_builder.formula import evaluate
-from site_builder.infer import MAX_OPERANDS, Node, candidates, infer
+from site_builder.model.claims import agrees
+from site_builder.model.formula import evaluate
+from site_builder.verify.infer import MAX_OPERANDS, Node, candidates, infer
 from tests.conftest import Project, soup
 from tests.new_guide import SLUG, probe_record, write_probe_guide
 

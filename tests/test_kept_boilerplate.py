@@ -9,10 +9,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from site_builder import boilerplate
-from site_builder.boilerplate import COMMON
-from site_builder.boilerplate import boilerplate as template_codes
-from site_builder.cache import VERSION, BuildCache
+from site_builder.cache.store import VERSION, BuildCache
+from site_builder.checks import boilerplate
+from site_builder.checks.boilerplate import COMMON
+from site_builder.checks.boilerplate import boilerplate as template_codes
 
 POOL = np.arange(1, 81, dtype=np.int64) * 7_919  # codes a template may put on any page
 SHARES = np.linspace(0.06, 0.16, len(POOL))  # how often each is on a page: around the tenth

@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
-from site_builder import site_pages
 from site_builder.config import BuildConfig
 from site_builder.pipeline import build
-from site_builder.preview import Previewer
+from site_builder.preview.builds import Previewer
+from site_builder.render import site_pages
 from tests.conftest import Project, tree_digest
 from tests.new_guide import probe_record, write_probe_guide
 

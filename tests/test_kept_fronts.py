@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
-from site_builder import kept_fronts
-from site_builder.cache import VERSION, BuildCache
-from site_builder.decode import ReadError, decode_doc
-from site_builder.kept_fronts import FRONTS, KeptFronts
+from site_builder.cache.store import VERSION, BuildCache
+from site_builder.inputs import kept_fronts
+from site_builder.inputs.decode import ReadError, decode_doc
+from site_builder.inputs.kept_fronts import FRONTS, KeptFronts
 
 PLAIN = """---
 title: "GLM-5.2 on vLLM: a guide — with “quotes” and ünïcode"

@@ -16,21 +16,23 @@ from typing import Any
 
 import pytest
 
-from site_builder import kept_records, kept_verifications, unchanged
-from site_builder import normalize as normalize_module
-from site_builder.cache import BuildCache
+from site_builder.cache.reuse import code_digest
+from site_builder.cache.store import BuildCache
 from site_builder.config import BuildConfig
 from site_builder.errors import InputError
-from site_builder.inputs import RawRecord
-from site_builder.kept_records import HEADS, KeptHeads
-from site_builder.load import VOCABULARY_NAME, load_inputs
-from site_builder.normalize import normalize
+from site_builder.inputs import kept_records
+from site_builder.inputs import normalize as normalize_module
+from site_builder.inputs.kept_records import HEADS, KeptHeads
+from site_builder.inputs.load import VOCABULARY_NAME, load_inputs
+from site_builder.inputs.normalize import normalize
+from site_builder.model.raw import RawRecord
+from site_builder.model.record_model import Evidence, LaterBody, RecordBody
+from site_builder.model.schema import RuleFile
+from site_builder.output import unchanged
+from site_builder.output.unchanged import input_digests
 from site_builder.pipeline import build
-from site_builder.record_model import Evidence, LaterBody, RecordBody
-from site_builder.reuse import code_digest
-from site_builder.schema import RuleFile
-from site_builder.unchanged import input_digests
-from site_builder.verify import verify
+from site_builder.verify import kept_verifications
+from site_builder.verify.records import verify
 from tests.conftest import Project, tree_digest
 from tests.test_incremental import grow
 

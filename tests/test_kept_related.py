@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from site_builder import navigation
 from site_builder.config import BuildConfig
-from site_builder.navigation import RELATED
 from site_builder.pipeline import build
+from site_builder.present import navigation
+from site_builder.present.navigation import RELATED
 from tests.conftest import Project, tree_digest
 from tests.test_incremental import grow
 

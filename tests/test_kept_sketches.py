@@ -11,12 +11,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from site_builder import sketches
-from site_builder.cache import VERSION, BuildCache
-from site_builder.declared import Shingles
-from site_builder.minhash import signature
-from site_builder.overlap import check_overlap
-from site_builder.sketches import SKETCHES, kept_sketches
+from site_builder.cache.store import VERSION, BuildCache
+from site_builder.checks import sketches
+from site_builder.checks.minhash import signature
+from site_builder.checks.overlap import check_overlap
+from site_builder.checks.sketches import SKETCHES, kept_sketches
+from site_builder.model.declared import Shingles
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
 import audit_bench  # (the benchmark's synthetic site: guides, registry, prose)

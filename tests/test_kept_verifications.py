@@ -7,17 +7,17 @@ from __future__ import annotations
 import json
 import shutil
 
-from site_builder.assemble import assemble
-from site_builder.cache import BuildCache
-from site_builder.checks import run_checks
-from site_builder.claims import LaterChecks, Verification
+from site_builder.cache.store import BuildCache
+from site_builder.checks.report import format_json, format_text
+from site_builder.checks.site import run_checks
 from site_builder.config import BuildConfig
-from site_builder.load import load_inputs
-from site_builder.models import Site
-from site_builder.normalize import normalize
+from site_builder.inputs.assemble import assemble
+from site_builder.inputs.load import load_inputs
+from site_builder.inputs.normalize import normalize
+from site_builder.model.claims import LaterChecks, Verification
+from site_builder.model.models import Site
 from site_builder.pipeline import build
-from site_builder.report import format_json, format_text
-from site_builder.verify import verify_site
+from site_builder.verify.records import verify_site
 from tests.conftest import Project, tree_digest
 
 

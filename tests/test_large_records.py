@@ -21,7 +21,7 @@ from typing import Any
 
 from bs4 import BeautifulSoup, Tag
 
-from site_builder.blocks import MAX_DEPTH
+from site_builder.present.blocks import MAX_DEPTH
 from tests.conftest import Project, soup
 
 RECORD = "unseen.json"

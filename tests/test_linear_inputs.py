@@ -9,8 +9,8 @@ from collections.abc import Callable
 import pytest
 
 from site_builder.config import BuildConfig
-from site_builder.markdown import render_markdown
 from site_builder.pipeline import build
+from site_builder.render.markdown import render_markdown
 from tests.conftest import Project, soup
 from tests.new_guide import SLUG, probe_record, write_probe_guide
 from tests.scaling import BOUND, GROWTH, growth

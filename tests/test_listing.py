@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from site_builder.listing import Entry, KnownFiles, listed
-from site_builder.watching import bursts
+from site_builder.inputs.listing import Entry, KnownFiles, listed
+from site_builder.preview.watching import bursts
 
 PATTERNS = ["*.json", "**/*.md", "**/*", "*", "site.yaml", "missing.yaml", "*.yaml"]
 

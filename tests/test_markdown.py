@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from bs4 import BeautifulSoup
 
-from site_builder.ids import PageIds
-from site_builder.markdown import is_safe_target, render_markdown
+from site_builder.present.ids import PageIds
+from site_builder.render.markdown import is_safe_target, render_markdown
 
 
 def parsed(text: str) -> BeautifulSoup:

@@ -13,13 +13,13 @@ from xml.etree import ElementTree
 import pytest
 from conftest import ROOT, SEED_VOCABULARY, seed_root, soup
 
-from site_builder.assemble import assemble
 from site_builder.config import BuildConfig
-from site_builder.load import load_inputs
-from site_builder.models import Guide, Site
-from site_builder.navigation import SiteNavigation, navigation_of, verdict_family
-from site_builder.normalize import normalize
-from site_builder.record_model import NearbyPage
+from site_builder.inputs.assemble import assemble
+from site_builder.inputs.load import load_inputs
+from site_builder.inputs.normalize import normalize
+from site_builder.model.models import Guide, Site
+from site_builder.model.record_model import NearbyPage
+from site_builder.present.navigation import SiteNavigation, navigation_of, verdict_family
 
 GUIDES = {
     "glm-5-2-sglang-dsa-indexer-fusion": ("sglang", "kernel-fusion", "dsa-indexer"),

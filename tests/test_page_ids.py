@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from site_builder import cli, pageview
-from site_builder.ids import PageIds
+from site_builder import cli
+from site_builder.present.ids import PageIds
+from site_builder.render import pageview
 from tests.conftest import Project, soup
 from tests.new_guide import SLUG, probe_record, write_probe_guide
 

@@ -10,15 +10,15 @@ from pathlib import Path
 import pytest
 from conftest import seed_root
 
-from site_builder import page_keys
-from site_builder.assemble import assemble
-from site_builder.cache import BuildCache
+from site_builder.cache.store import BuildCache
 from site_builder.config import BuildConfig
-from site_builder.load import load_inputs
-from site_builder.models import Guide, Site
-from site_builder.navigation import SiteNavigation, navigation_of
-from site_builder.normalize import normalize
-from site_builder.record_model import NearbyPage
+from site_builder.inputs.assemble import assemble
+from site_builder.inputs.load import load_inputs
+from site_builder.inputs.normalize import normalize
+from site_builder.model.models import Guide, Site
+from site_builder.model.record_model import NearbyPage
+from site_builder.present.navigation import SiteNavigation, navigation_of
+from site_builder.render import page_keys
 
 GUIDES = 300
 TOPICS = ["moe", "fp8", "lora", "spec", "kv", "tp", "ep", "cp"]

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from site_builder import stored_pages
-from site_builder.cache import BuildCache
+from site_builder.cache.store import BuildCache
 from site_builder.config import BuildConfig
-from site_builder.models import BuildReport, Page
+from site_builder.model.models import BuildReport, Page
 from site_builder.pipeline import build
+from site_builder.render import stored_pages
 from tests.conftest import Project, tree_digest
 from tests.test_incremental import grow
 

@@ -19,8 +19,8 @@ import yaml
 
 from site_builder import pipeline
 from site_builder.config import BuildConfig
-from site_builder.preview import Previewer
-from site_builder.served import ServedSite
+from site_builder.preview.builds import Previewer
+from site_builder.preview.served import ServedSite
 from tests.conftest import Project
 
 GUIDE_PAGE = re.compile(r"guides/[^/]+/index\.html")

@@ -19,16 +19,20 @@ from typing import Any
 
 import pytest
 
-from site_builder import cache, load, pipeline, preview, scan, site_pages, stored_pages
-from site_builder.assemble import assemble
+from site_builder import pipeline
+from site_builder.cache import store as cache
 from site_builder.config import BuildConfig
-from site_builder.load import load_inputs
-from site_builder.models import Guide
-from site_builder.normalize import normalize
-from site_builder.preview import LISTED_BURST, Previewer
-from site_builder.search import SearchIndex
-from site_builder.serve import PreviewHandler
-from site_builder.server import PreviewServer
+from site_builder.inputs import load
+from site_builder.inputs.assemble import assemble
+from site_builder.inputs.load import load_inputs
+from site_builder.inputs.normalize import normalize
+from site_builder.model.models import Guide
+from site_builder.output.search import SearchIndex
+from site_builder.preview import builds as preview
+from site_builder.preview.builds import LISTED_BURST, Previewer
+from site_builder.preview.serve import PreviewHandler
+from site_builder.preview.server import PreviewServer
+from site_builder.render import scan, site_pages, stored_pages
 from tests.conftest import Project
 from tests.preview_helpers import EventStream
 

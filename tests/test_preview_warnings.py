@@ -7,7 +7,7 @@ import re
 
 from bs4 import BeautifulSoup
 
-from site_builder.serve import OTHER_WARNINGS, _warnings
+from site_builder.preview.serve import OTHER_WARNINGS, _warnings
 from tests.conftest import Project
 from tests.new_guide import SLUG, probe_record, write_probe_guide
 from tests.preview_helpers import Preview, start_preview

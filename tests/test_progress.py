@@ -7,7 +7,7 @@ import pty
 import subprocess
 import sys
 
-from site_builder.progress import STAGES
+from site_builder.runtime.progress import STAGES
 from tests.conftest import Project
 
 

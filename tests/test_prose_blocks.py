@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from bs4 import BeautifulSoup
 
-from site_builder.markdown import render_markdown
+from site_builder.render.markdown import render_markdown
 from tests.conftest import Project, copy_project, soup, tree_digest
 from tests.netlify_server import serve_netlify
 from tests.new_guide import SLUG

@@ -10,7 +10,7 @@ from jinja2 import nodes
 from site_builder.config import BuildConfig
 from site_builder.errors import InputError
 from site_builder.pipeline import build
-from site_builder.render import make_env
+from site_builder.render.pages import make_env
 from tests.conftest import Project
 
 TEMPLATES = Path(__file__).resolve().parent.parent / "templates"

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from dataclasses import replace
 
-from site_builder.models import Finding
-from site_builder.report import format_json, format_text
+from site_builder.checks.report import format_json, format_text
+from site_builder.model.models import Finding
 
 FINDINGS = [
     Finding(

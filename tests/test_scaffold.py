@@ -11,13 +11,13 @@ from typing import Any
 import pytest
 import yaml
 
+from site_builder.commands.scaffold import HEADINGS, scaffold_guide
 from site_builder.config import BuildConfig
-from site_builder.decode import decode_doc
 from site_builder.errors import InputError
-from site_builder.models import BuildReport, Finding
+from site_builder.inputs.decode import decode_doc
+from site_builder.model.models import BuildReport, Finding
+from site_builder.model.schema import FrontMatter
 from site_builder.pipeline import build
-from site_builder.scaffold import HEADINGS, scaffold_guide
-from site_builder.schema import FrontMatter
 from tests.conftest import SEED_SITE, Project, soup
 
 TODAY = date(2026, 9, 1)

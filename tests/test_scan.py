@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import re
 
-from site_builder.models import Page
-from site_builder.scan import scan_pages, scan_with_text
+from site_builder.model.models import Page
+from site_builder.render.scan import scan_pages, scan_with_text
 from tests.conftest import Project
 
 BASE_URL = "https://glm52.ai"

@@ -19,14 +19,14 @@ from typing import Any
 
 import pytest
 
-from site_builder import search, shard_cache, shards
-from site_builder.cache import BuildCache
+from site_builder.cache.store import BuildCache
 from site_builder.config import BuildConfig
 from site_builder.errors import OutputError
-from site_builder.models import Page
+from site_builder.model.models import Page
+from site_builder.model.schema import SiteSettings
+from site_builder.output import search, shard_cache, shards
 from site_builder.pipeline import build
-from site_builder.preview import Previewer
-from site_builder.schema import SiteSettings
+from site_builder.preview.builds import Previewer
 from tests.conftest import Project, copy_project, tree_digest
 from tests.netlify_server import serve_netlify
 from tests.preview_helpers import Preview, start_preview

@@ -8,7 +8,7 @@ import random
 import re
 from typing import Any
 
-from site_builder.seo import words_of
+from site_builder.checks.seo import words_of
 from tests.conftest import Project, audit
 from tests.new_guide import SLUG, TITLE, probe_record, write_probe_guide
 

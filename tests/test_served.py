@@ -6,9 +6,9 @@ from http import HTTPStatus
 
 import pytest
 
-from site_builder.models import Page
-from site_builder.preview import PreviewState
-from site_builder.served import ServedSite
+from site_builder.model.models import Page
+from site_builder.preview.builds import PreviewState
+from site_builder.preview.served import ServedSite
 
 SITE = ServedSite(
     [

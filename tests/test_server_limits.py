@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from bs4 import BeautifulSoup
 
-from site_builder.server import READ_TIMEOUT
+from site_builder.preview.server import READ_TIMEOUT
 from tests.conftest import Project, copy_project
 from tests.preview_helpers import Preview, start_preview
 

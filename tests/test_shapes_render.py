@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 from bs4 import BeautifulSoup, Tag
 
-from site_builder.blocks import build_block
-from site_builder.render import make_env
+from site_builder.present.blocks import build_block
+from site_builder.render.pages import make_env
 from tests.conftest import ROOT, copy_project, soup
 from tests.new_guide import SLUG, probe_record, write_probe_guide
 

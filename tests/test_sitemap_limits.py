@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from site_builder.commands.registry import MAX_URLS, import_sitemap, read_sitemap
 from site_builder.config import BuildConfig
-from site_builder.registry import MAX_URLS, import_sitemap, read_sitemap
 from tests.conftest import Project
 from tests.scaling import BOUND, GROWTH, growth
 

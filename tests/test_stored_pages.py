@@ -8,12 +8,13 @@ from typing import Any
 
 import pytest
 
-from site_builder import render, unchanged
-from site_builder.cache import VERSION, BuildCache
+from site_builder.cache.store import VERSION, BuildCache
 from site_builder.cli import main
 from site_builder.config import BuildConfig
+from site_builder.output import unchanged
 from site_builder.pipeline import build
-from site_builder.stored_pages import HTML, SCAN, dump_scan, load_scan
+from site_builder.render import pages as render
+from site_builder.render.stored_pages import HTML, SCAN, dump_scan, load_scan
 from tests.conftest import Project
 
 

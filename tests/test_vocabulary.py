@@ -49,7 +49,7 @@ def record_specific_names() -> set[str]:
 def test_no_module_but_the_vocabulary_names_a_record_specific_key() -> None:
     names = record_specific_names()
     assert {"rolloutDecision", "distinctIntent", "aiHot", "GLM-5.2", "SGLang"} <= names
-    for path in sorted((ROOT / "site_builder").glob("*.py")):
+    for path in sorted((ROOT / "site_builder").rglob("*.py")):
         if path.name == "vocabulary.py":
             continue
         text = path.read_text("utf-8")

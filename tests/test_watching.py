@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from site_builder import watching
-from site_builder.watching import WATCH_QUIET_MS, bursts
+from site_builder.preview import watching
+from site_builder.preview.watching import WATCH_QUIET_MS, bursts
 
 
 @pytest.fixture

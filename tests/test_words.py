@@ -9,15 +9,15 @@ from hashlib import blake2b
 import numpy as np
 from conftest import seed_root
 
-from site_builder.assemble import assemble
 from site_builder.config import BuildConfig
-from site_builder.load import load_inputs
-from site_builder.models import Site
-from site_builder.normalize import normalize
+from site_builder.inputs.assemble import assemble
+from site_builder.inputs.load import load_inputs
+from site_builder.inputs.normalize import normalize
+from site_builder.model.models import Site
+from site_builder.model.vocabulary import using
 from site_builder.pipeline import build
-from site_builder.stored_pages import dump_scan, load_scan
-from site_builder.vocabulary import using
-from site_builder.words import evidence_text, gram_codes, stopwords, words_of
+from site_builder.render.stored_pages import dump_scan, load_scan
+from site_builder.render.words import evidence_text, gram_codes, stopwords, words_of
 
 WORDS = ["a", "the", "v0.26.0", "h200", "re-run", "x" * 300, "naïve", "ok.", "-b", "SGLang"]
 MOD = 2**64

@@ -17,19 +17,20 @@ from pathlib import Path
 
 import pytest
 
-from site_builder import search, workdirs
 from site_builder.cli import main
 from site_builder.errors import OutputError
-from site_builder.models import Page
-from site_builder.search import SearchIndex
+from site_builder.model.models import Page
+from site_builder.output import search
+from site_builder.output.search import SearchIndex
+from site_builder.runtime import workdirs
 from tests.conftest import ROOT, Project, tree_digest
 from tests.preview_helpers import start_preview
 
 KILL_BETWEEN_RENAMES = """
 import os, signal, sys
 from pathlib import Path
-from site_builder.models import Page
-from site_builder import write
+from site_builder.model.models import Page
+from site_builder.output import write
 
 renames = []
 original = Path.rename

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from site_builder.errors import BuilderError, InputError, Problem
-from site_builder.vocabulary import in_use, using
-from site_builder.workers import CHUNKS_IN_FLIGHT, MOST_PER_CHUNK, run_each
+from site_builder.model.vocabulary import in_use, using
+from site_builder.runtime.workers import CHUNKS_IN_FLIGHT, MOST_PER_CHUNK, run_each
 from tests.conftest import SEED_VOCABULARY
 
 

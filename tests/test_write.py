@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from site_builder.errors import OutputError
-from site_builder.models import Page
-from site_builder.write import write_site
+from site_builder.model.models import Page
+from site_builder.output.write import write_site
 from tests.conftest import tree_digest
 
 

@@ -31,7 +31,7 @@ import pytest
 import yaml
 from bs4 import BeautifulSoup, Tag
 
-from site_builder.render import CONTROLS
+from site_builder.render.pages import CONTROLS
 from tests.conftest import FIXTURES, Project, soup
 
 PAYLOAD_FILE = FIXTURES / "xss" / "payloads.txt"

@@ -1,0 +1,1 @@
+"""The commands beside building: `--new RECORD` (a draft guide) and `--merge-sitemap` (the registry)."""

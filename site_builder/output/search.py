@@ -1,0 +1,300 @@
+"""Index the rendered guides for full-text search with Pagefind, at build time.
+
+The only module that runs Pagefind (PyPI `pagefind[extended]`, whose binary ships in the
+wheel). The rendered HTML pages are written to a private temporary folder, Pagefind's command
+line indexes them (the folder lies beside the output, named for this process, so a run that
+was killed leaves nothing the next run does not remove), and its bundle (index chunks,
+WebAssembly, the search UI) comes back as pages under /pagefind/, written atomically with the
+rest of the site. Pagefind reads only what templates mark `data-pagefind-body` (the guide
+article), skips `data-pagefind-ignore` (hashes, the contents list, charts) and takes the
+verdict from `data-pagefind-meta`.
+
+A site of many pages is indexed in shards (`shards` picks each page's), one Pagefind run each,
+as many at once as `shards.runs_at_once` allows: the first shard's bundle is /pagefind/ and
+the others' are /pagefind/shards/N/ (their index alone: the reader's browser searches them
+with the first one's WebAssembly), listed in /pagefind/shards.json for the search page to
+merge (Pagefind's `mergeIndex`). With a build cache, a shard whose pages did not change is
+not indexed again: its bundle is read back from the cache (one entry listing its files, one
+entry a file, by content) into memory, never written to the indexer's folder.
+"""
+
+from __future__ import annotations
+
+import errno
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+
+from pagefind_bin_extended import get_executable
+
+from site_builder.cache.store import BuildCache, digest
+from site_builder.errors import OutputError
+from site_builder.model.models import Page
+from site_builder.output.shard_cache import HeldBundles, cached_bundle, indexer_version, store
+from site_builder.output.shards import SHARD_PAGES, runs_at_once, sharded
+from site_builder.render.stored_pages import put
+from site_builder.runtime.workdirs import work_folder
+
+BUNDLE = "pagefind"
+UNUSED = ("pagefind-component-ui.", "pagefind-modular-ui.", "pagefind-highlight.js")
+"""Parts of the bundle no page loads; leaving them out keeps the site smaller."""
+TIMEOUT_SECONDS = 600
+IDLE_WAIT_SECONDS = 60.0
+"""The longest a stopped index waits for `idle` before removing its folder anyway."""
+PROMISED = ("pagefind-entry.json", "pagefind-ui.css", "pagefind-ui.js", "pagefind.js")
+"""Bundle files with fixed names: pages may link them before the indexer has finished."""
+SHARDS = "shards"
+"""Where the other shards' bundles go, under /pagefind/."""
+SHARD_LIST = "shards.json"
+"""The other shards' bundle paths, for the search page to merge (`[]` for one shard)."""
+_SHARD_PARTS = ("pagefind-entry.json", "index/", "fragment/", "filter/")
+"""What a merged shard's bundle needs (and its `.pf_meta`): no UI, no WebAssembly."""
+_LAUNCH = """
+import ctypes, ctypes.util, os, signal, subprocess, sys, time
+linux = sys.platform == "linux"
+if linux:
+    libc = ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True)
+def die_with_parent():
+    if linux:
+        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+die_with_parent()
+if linux and os.getppid() != int(sys.argv[1]):
+    sys.exit("the builder is gone")
+indexer, language, at_once, folders = sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5:]
+waiting, running = list(zip(folders[::2], folders[1::2])), []
+while waiting or running:
+    while waiting and len(running) < at_once:
+        site, bundle = waiting.pop(0)
+        command = [indexer, "--site", site, "--output-path", bundle]
+        command += ["--force-language", language, "--silent"]
+        pipe = subprocess.PIPE
+        running.append(subprocess.Popen(command, preexec_fn=die_with_parent, text=True,
+                                        stdout=pipe, stderr=pipe))  # --silent: a few lines
+    if len(running) == 1:
+        running[0].wait()
+    else:
+        time.sleep(0.02)
+    for run in [run for run in running if run.poll() is not None]:
+        running.remove(run)
+        out, error = run.communicate()
+        if run.returncode != 0:
+            sys.stderr.write(error or out)
+            sys.exit(run.returncode)
+"""
+"""Runs Pagefind over each shard, `at_once` runs at a time (the first failure ends them all),
+in the child: asks Linux to kill it when the thread that started it ends
+(`prctl(PR_SET_PDEATHSIG, SIGKILL)`), and each Pagefind run when it ends, so a builder killed
+with SIGKILL leaves no indexer running. Set in the child itself, never in the builder's
+`preexec_fn`: Python code between fork and exec can deadlock on a lock another thread held
+(the preview starts indexers while its checks run); the child has no other threads."""
+
+
+def promised_pages() -> list[Page]:
+    """Return empty stand-ins for the bundle's fixed files, so links to them can be checked
+    while Pagefind still runs (or when nothing is written); `SearchIndex.pages` makes sure
+    the real bundle has each."""
+    return [Page(f"{BUNDLE}/{name}", b"") for name in PROMISED]
+
+
+class SearchIndex:
+    """Pagefind indexing one site's pages in a child process while the builder goes on.
+
+    Use it as a context manager: leaving the block kills an unfinished indexer and removes
+    its temporary folder, whatever happened in between.
+    """
+
+    def __init__(
+        self,
+        pages: Sequence[Page],
+        language: str,
+        out_dir: Path,
+        stopped: threading.Event | None = None,
+        shard_pages: int = SHARD_PAGES,
+        cache: BuildCache | None = None,
+        held: HeldBundles | None = None,
+        idle: threading.Event | None = None,
+    ) -> None:
+        """Write the pages Pagefind reads, in shards of at most about `shard_pages`, and start
+        indexing those neither `held` (the last bundles, in memory) nor `cache` has a bundle
+        for; `stopped` set (by another thread) while the pages are written ends the writing
+        with an OutputError. Once `stopped`, the index removes its folder only when `idle` is
+        set (the preview's: no rebuild is rendering), so the removal of thousands of files
+        does not slow the rebuild that stopped it."""
+        self._process: subprocess.Popen[str] | None = None
+        try:
+            self._folder = work_folder(out_dir, "search")
+        except OSError as error:
+            raise OutputError(BUNDLE, f"search index failed: {error.strerror or error}") from None
+        self._cache, self._held = cache, held
+        self._stopped, self._idle = stopped, idle
+        self._contents = [page.content for page in pages]
+        try:
+            indexer = indexer_version()
+            self._bundles: dict[Path, str] = {}  # each shard's bundle folder, and its key
+            self._in_memory: dict[Path, dict[str, bytes]] = {}
+            self._new: list[tuple[str, Path, Path]] = []  # (cache key, site, bundle) to index
+            stop = stopped or threading.Event()
+            sizes: list[int] = []  # the pages of each shard to index
+            for shard, listed in sharded(pages, shard_pages).items():
+                bundle = self._folder / f"{BUNDLE}-{shard}"
+                key = digest(indexer, language, *(self._identity(page) for page in listed))
+                self._bundles[bundle] = key
+                if stop.is_set():
+                    raise OSError(errno.ECANCELED, "stopped before the pages were written")
+                files = held.bundles.get(key) if held is not None else None
+                files = files if files is not None else cached_bundle(cache, key)
+                if files is None:
+                    site = self._folder / f"site-{shard}"
+                    _write_site(listed, site, stop)
+                    self._new.append((key, site, bundle))
+                    sizes.append(len(listed))
+                    continue
+                self._in_memory[bundle] = _usable(files)
+                if held is not None:  # at once: a newer rebuild may stop this index
+                    held.bundles[key] = self._in_memory[bundle]
+            if self._new:
+                sites, bundles = [site for _, site, _ in self._new], [b for *_, b in self._new]
+                self._process = subprocess.Popen(
+                    _command(sites, bundles, language, runs_at_once(sizes)),
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.PIPE,
+                    text=True,
+                )
+        except OSError as error:
+            self.close()
+            raise OutputError(BUNDLE, f"search index failed: {error.strerror or error}") from None
+        except BaseException:  # Ctrl-C or SIGTERM: nothing owns the folder yet
+            self.close()
+            raise
+
+    def __enter__(self) -> SearchIndex:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def pages(self) -> list[Page]:
+        """Wait for the indexer; return its bundle as pages under /pagefind/."""
+        if self._new:
+            self._wait()
+        try:
+            bundles = [
+                self._in_memory[bundle] if bundle in self._in_memory else _bundle_files(bundle)
+                for bundle in self._bundles
+            ]
+        except OSError as error:
+            raise OutputError(BUNDLE, f"search index failed: {error.strerror or error}") from None
+        first, *others = bundles
+        missing = [name for name in PROMISED if name not in first]
+        if missing:
+            raise OutputError(BUNDLE, f"search index failed: the bundle has no {missing[0]}")
+        for key, _, bundle in self._new:
+            store(self._cache, key, bundle)
+        if self._held is not None:
+            held = dict(zip(self._bundles.values(), bundles, strict=True))
+            self._held.keep(held, self._contents)
+        merged = [f"/{BUNDLE}/{SHARDS}/{number}/" for number in range(1, len(bundles))]
+        files = [Page(f"{BUNDLE}/{name}", data) for name, data in first.items()]
+        for number, bundle in enumerate(others, 1):
+            prefix = f"{BUNDLE}/{SHARDS}/{number}"
+            files += [
+                Page(f"{prefix}/{name}", data)
+                for name, data in bundle.items()
+                if _merged_part(name)
+            ]
+        files.append(Page(f"{BUNDLE}/{SHARD_LIST}", json.dumps(merged).encode("utf-8")))
+        return sorted(files, key=lambda p: p.path)
+
+    def _identity(self, page: Page) -> str:
+        """Return what a page's part of a shard's cache key is: its path and its bytes'
+        sha256 (remembered by `held` for the same bytes object)."""
+        if page.stored is not None:
+            return f"{page.path} {page.sha256}"
+        if self._held is None:
+            return f"{page.path} {_sha256(page.content)}"
+        return f"{page.path} {self._held.identity(page.content, _sha256)}"
+
+    def _wait(self) -> None:
+        """Wait for the indexer to finish, or fail with what it said."""
+        if self._process is None:
+            raise OutputError(BUNDLE, "search index failed: the indexer was stopped")
+        try:
+            stdout, stderr = self._process.communicate(timeout=TIMEOUT_SECONDS)
+        except subprocess.TimeoutExpired:
+            self.close()
+            raise OutputError(BUNDLE, f"search index failed: over {TIMEOUT_SECONDS} s") from None
+        if self._process.returncode != 0:
+            lines = (stderr or stdout or "no output").strip().splitlines()
+            message = lines[-1] if lines else f"exit code {self._process.returncode}"
+            raise OutputError(BUNDLE, f"search index failed: {message}")
+
+    def stop(self) -> None:
+        """Kill the indexer (from another thread); `pages` then fails and `close` cleans up."""
+        if self._process is not None and self._process.poll() is None:
+            self._process.kill()
+
+    def close(self) -> None:
+        """Stop the indexer if it still runs and remove its temporary folder."""
+        if self._process is not None and self._process.poll() is None:
+            self._process.kill()
+            self._process.communicate()
+        if self._stopped is not None and self._stopped.is_set() and self._idle is not None:
+            self._idle.wait(IDLE_WAIT_SECONDS)
+        shutil.rmtree(self._folder, ignore_errors=True)
+
+
+def _sha256(content: bytes) -> str:
+    return hashlib.sha256(content).hexdigest()
+
+
+def _write_site(pages: Sequence[Page], site: Path, stopped: threading.Event) -> None:
+    """Write one shard's pages under `site` for Pagefind to read; `stopped` ends the writing."""
+    site.mkdir()
+    for page in pages:
+        if stopped.is_set():
+            raise OSError(errno.ECANCELED, "stopped before the pages were written")
+        target = site / page.path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        put(page, target)
+
+
+def _merged_part(name: str) -> bool:
+    """Whether a file of a merged shard's bundle is needed (by its path in the bundle)."""
+    return name.startswith(_SHARD_PARTS) or name.endswith(".pf_meta")
+
+
+def _bundle_files(bundle: Path) -> dict[str, bytes]:
+    """Return the files of one Pagefind bundle that pages may load, by name, in order."""
+    found = {}
+    for path in sorted(bundle.rglob("*")):
+        if path.is_file():
+            found[path.relative_to(bundle).as_posix()] = path.read_bytes()
+    return _usable(found)
+
+
+def _usable(files: dict[str, bytes]) -> dict[str, bytes]:
+    """Return the files of a bundle that pages may load (not the UI no page uses)."""
+    return {name: data for name, data in files.items() if not name.startswith(UNUSED)}
+
+
+def _command(
+    sites: Sequence[Path], bundles: Sequence[Path], language: str, at_once: int
+) -> list[str]:
+    """Return the command that runs Pagefind over each site folder, writing the bundle beside,
+    `at_once` runs at a time."""
+    folders = [str(folder) for pair in zip(sites, bundles, strict=True) for folder in pair]
+    launch = [sys.executable, "-c", _LAUNCH, str(os.getpid()), _indexer()]
+    return [*launch, language, str(at_once), *folders]
+
+
+def _indexer() -> str:
+    """Return Pagefind's executable, found as its own `python -m pagefind` finds it (the
+    PAGEFIND_BINARY_PATH variable, else the binary the `pagefind[extended]` wheel ships), so
+    no run starts Python a second time to find it (0.1 s a run)."""
+    return os.environ.get("PAGEFIND_BINARY_PATH") or str(get_executable().absolute())

@@ -1,0 +1,92 @@
+"""A search shard's Pagefind bundle in the build cache: one entry lists its files, one
+entry holds each file, by content. The preview also holds the last bundles in memory
+(`HeldBundles`), so an unchanged shard is not even read back from the cache.
+
+The key (made by `search`) digests the shard's pages, the language and Pagefind's version.
+Every file read back is checked against its checksum; a damaged or partial entry means the
+shard is indexed again, never a wrong bundle. Names that would leave the bundle are refused.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable, Iterable
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path, PurePosixPath
+
+from site_builder.cache.store import BuildCache
+
+SHARD_ENTRY, FILE_ENTRY = "search", "search-file"
+"""The cache's kinds of entry: a shard's bundle (its files' names and digests), and a file."""
+
+
+def indexer_version() -> str:
+    """Return what else a shard's bundle depends on, besides its pages and language: the
+    installed Pagefind's versions."""
+    found = []
+    for name in ("pagefind", "pagefind_bin_extended", "pagefind_bin"):
+        try:
+            found.append(f"{name} {version(name)}")
+        except PackageNotFoundError:
+            continue
+    return ", ".join(found)
+
+
+class HeldBundles:
+    """The bundles of the last index, in memory, for the next one (the preview's): each
+    shard's files by the shard's key, and each page's identity by its bytes object (the
+    preview's unchanged pages are the same objects from one rebuild to the next)."""
+
+    def __init__(self) -> None:
+        self.bundles: dict[str, dict[str, bytes]] = {}
+        self.identities: dict[int, tuple[bytes, str]] = {}
+
+    def identity(self, content: bytes, identify: Callable[[bytes], str]) -> str:
+        """Return `identify(content)`, once per bytes object while it is indexed (the memo
+        keeps it alive, so its identity cannot pass to another object)."""
+        held = self.identities.get(id(content))
+        if held is None:
+            held = self.identities[id(content)] = (content, identify(content))
+        return held[1]
+
+    def keep(self, bundles: dict[str, dict[str, bytes]], contents: Iterable[bytes]) -> None:
+        """Hold these bundles and the identities of these pages' bytes; drop the rest."""
+        self.bundles = bundles
+        self.identities = {
+            id(content): held
+            for content in contents
+            if (held := self.identities.get(id(content))) is not None
+        }
+
+
+def cached_bundle(cache: BuildCache | None, key: str) -> dict[str, bytes] | None:
+    """Return the files of the bundle `cache` holds for a shard's pages, by name in the
+    bundle, in order; None if it holds none, or a damaged or partial one."""
+    listed = cache.read(SHARD_ENTRY, key) if cache is not None else None
+    if cache is None or listed is None:
+        return None
+    try:
+        names = json.loads(listed)
+        if any(".." in PurePosixPath(name).parts or name.startswith("/") for name, _ in names):
+            return None  # a name that leaves the bundle
+        files = {name: cache.read(FILE_ENTRY, file) for name, file in sorted(names)}
+    except (ValueError, TypeError):
+        return None
+    if any(data is None for data in files.values()):
+        return None
+    return files  # type: ignore[return-value]
+
+
+def store(cache: BuildCache | None, key: str, bundle: Path) -> None:
+    """Keep a shard's new bundle in `cache`, each file by its content."""
+    if cache is None:
+        return
+    listed = []
+    for path in sorted(bundle.rglob("*")):
+        if path.is_file():
+            data = path.read_bytes()
+            file = hashlib.sha256(data).hexdigest()
+            cache.write(FILE_ENTRY, file, data)
+            listed.append((path.relative_to(bundle).as_posix(), file))
+    cache.write(SHARD_ENTRY, key, json.dumps(listed).encode("utf-8"))

@@ -1,0 +1,63 @@
+"""Which shard of the search index each page goes to (`search` runs Pagefind over each).
+
+Pagefind cannot add a page to an index: it indexes every page it is given again, about 8 ms
+a data-heavy guide page. So a site of more than `shard_pages` pages (the site's
+`search_shard_pages`, SHARD_PAGES by default) is indexed in shards, and a build after an edit
+indexes only the shards whose pages changed. A page's shard is picked by a hash of its path,
+so it stays there from one build to the next while the number of shards stays the same.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+
+from site_builder.model.models import Page
+from site_builder.runtime.workers import cores
+
+SHARD_PAGES = 250
+"""Pages a shard of the index holds, by default (the site's `search_shard_pages`)."""
+MAX_SHARDS = 4
+"""Shards a site is split into at most: a search fetches and merges every shard's index, and
+at 1,000 guides the first results took as long with four shards as with one, 0.45 s longer
+with seven and 1 s longer with ten (docs/site.md)..."""
+MOST_PAGES = 1000
+"""...unless a shard would then hold more pages than this (Pagefind's memory: about 1 GB)."""
+
+
+def sharded(pages: Sequence[Page], shard_pages: int) -> dict[int, list[Page]]:
+    """Return the pages Pagefind reads by shard, in path order, shards in order (the first is
+    the primary bundle; only shards with pages, or shard 0 alone and empty): the pages with a
+    `data-pagefind-body`, or every HTML page when none has one (Pagefind then indexes whole
+    pages)."""
+    html = [page for page in pages if page.path.endswith(".html")]
+    marked = [page for page in html if b"data-pagefind-body" in page.read()]
+    indexed = marked or html
+    count = shard_count(len(indexed), shard_pages)
+    shards: dict[int, list[Page]] = {}
+    for page in sorted(indexed, key=lambda page: page.path):
+        shards.setdefault(_shard(page.path, count), []).append(page)
+    return dict(sorted(shards.items())) or {0: []}  # nothing to index: Pagefind says so
+
+
+def shard_count(pages: int, shard_pages: int) -> int:
+    """Return how many shards `pages` indexed pages go to: one per `shard_pages`, at most
+    MAX_SHARDS, but never more than MOST_PAGES in one."""
+    wanted = min(MAX_SHARDS, -(-pages // max(1, shard_pages)))
+    return max(1, wanted, -(-pages // MOST_PAGES))
+
+
+def runs_at_once(sizes: Sequence[int]) -> int:
+    """Return how many Pagefind runs index shards of these sizes at once: one a core, while
+    the pages they hold together stay within MOST_PAGES (Pagefind's memory)."""
+    largest = max(sizes, default=1)
+    return max(1, min(len(sizes), cores(), MOST_PAGES // max(1, largest)))
+
+
+def _shard(path: str, count: int) -> int:
+    """Return the shard a page's path belongs to (the same in every build of `count` shards)."""
+    if count == 1:
+        return 0
+    return (
+        int.from_bytes(hashlib.blake2b(path.encode("utf-8"), digest_size=8).digest(), "big") % count
+    )

@@ -1,0 +1,120 @@
+"""Read back what the rendered pages say: canonical, og:url, links, element ids, visible text.
+
+One pass of lexbor's HTML5 parser (selectolax, about ten times faster than the standard
+library's `html.parser` on these pages, with identical scans) per page; the checks work on
+these scans. A guide page's visible text is turned into the shingles the overlap audit
+compares where the page is rendered, and not kept. The only module that imports selectolax.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import replace
+
+from selectolax.lexbor import LexborHTMLParser
+
+from site_builder.model.declared import PageScan, Shingles
+from site_builder.model.links import judged_links
+from site_builder.model.models import Guide, Page
+from site_builder.render.words import evidence_text, gram_codes
+
+_LINK_ATTRIBUTES = {
+    "a": "href",
+    "link": "href",
+    "area": "href",
+    "img": "src",
+    "script": "src",
+    "iframe": "src",
+    "source": "src",
+    "form": "action",
+}
+_LINKING = ", ".join(f"{tag}[{attribute}]" for tag, attribute in _LINK_ATTRIBUTES.items())
+_INVISIBLE = {"script", "style", "template", "head", "title"}
+
+
+def _scan(html: bytes) -> tuple[str, str, bool, list[str], list[str], str]:
+    """Return (canonical, og:url, noindex, links, ids, visible text of <main>) of one page.
+
+    Lexbor's selectors find the elements (in document order), not a walk over every node."""
+    tree = LexborHTMLParser(html)
+    canonical = og_url = ""
+    noindex = False
+    ids = [node.attributes["id"] or "" for node in tree.css("[id]")]
+    links: list[str] = []
+    for node in tree.css(_LINKING):
+        attributes = node.attributes
+        value = attributes[_LINK_ATTRIBUTES[node.tag]] or ""
+        if node.tag == "link" and attributes.get("rel") == "canonical":
+            canonical = value
+        else:
+            links.append(value)
+    for node in tree.css("meta"):
+        attributes = node.attributes
+        if attributes.get("property") == "og:url":
+            og_url = attributes.get("content") or ""
+        if attributes.get("name") == "robots" and "noindex" in (attributes.get("content") or ""):
+            noindex = True
+    main = tree.css_first("main")
+    text = ""
+    if main is not None:
+        for hidden in main.css(", ".join(sorted(_INVISIBLE))):
+            hidden.decompose()
+        text = main.text(separator=" ")
+    return canonical, og_url, noindex, links, ids, text
+
+
+def page_key_of_path(path: str) -> str:
+    """Return the URL key of an output file: `guides/x/index.html` -> `/guides/x/`."""
+    if path == "index.html":
+        return "/"
+    if path.endswith("/index.html"):
+        return "/" + path[: -len("index.html")]
+    return "/" + path
+
+
+def scan_pages(pages: Iterable[Page], base_url: str) -> list[PageScan]:
+    """Scan every HTML page, in path order (reusing the scan made while rendering it)."""
+    return [
+        page.scan or scan_page(page, base_url)
+        for page in sorted(pages, key=lambda page: page.path)
+        if page.path.endswith(".html")
+    ]
+
+
+def scan_page(page: Page, base_url: str) -> PageScan:
+    """Scan one HTML page of the site at `base_url`."""
+    return scan_with_text(page, base_url)[0]
+
+
+def scanned_page(page: Page, base_url: str) -> Page:
+    """Return the page with its scan (kept with it, in the preview's memory and the cache)."""
+    return replace(page, scan=scan_page(page, base_url))
+
+
+def scanned_guide_page(page: Page, guide: Guide, base_url: str) -> Page:
+    """Return a guide's page with its scan and the shingles the overlap audit compares: of
+    the page's visible text and of the record's published values."""
+    scan, text = scan_with_text(page, base_url)
+    shingles = Shingles(gram_codes(text), gram_codes(evidence_text(guide.evidence)))
+    return replace(page, scan=scan, shingles=shingles)
+
+
+def scan_with_text(page: Page, base_url: str) -> tuple[PageScan, str]:
+    """Scan one HTML page; also return the visible text of its `<main>`, spaces collapsed."""
+    canonical, og_url, noindex, links, ids, text = _scan(page.content)
+    counts = Counter(ids)
+    key = page_key_of_path(page.path)
+    problems, site_links = judged_links(links, key, frozenset(counts), base_url)
+    scan = PageScan(
+        path=page.path,
+        key=key,
+        canonical=canonical,
+        og_url=og_url,
+        noindex=noindex,
+        ids=frozenset(counts),
+        duplicate_ids=tuple(sorted(i for i, n in counts.items() if n > 1)),
+        link_problems=problems,
+        site_links=site_links,
+    )
+    return scan, " ".join(text.split())

@@ -1,0 +1,88 @@
+"""The words of page texts: as strings (`words_of`, for short intents) and as the codes of
+their word 3-grams (`gram_codes`, for whole pages and records, which the overlap audit
+compares); and the text of a record's published values (`evidence_text`).
+
+A 3-gram's code is a 64-bit hash of its three words' spellings (each word's blake2b, combined
+and mixed with splitmix64's finalizer), so it is the same in every process and every build:
+a guide's codes are made where its page is rendered (a worker) and kept in the build cache
+with the page. Two distinct 3-grams share a code with a chance of about 2**-64 a pair.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from functools import lru_cache
+from hashlib import blake2b
+from itertools import chain
+
+import numpy as np
+
+from site_builder.model.models import Evidence
+from site_builder.model.schema import JsonValue
+from site_builder.model.vocabulary import in_use
+
+_WORD = re.compile(r"[a-z0-9]++(?:[.\-][a-z0-9]++)*+")  # possessive: never backtracks
+_HASHES: dict[str, int] = {}
+_FIRST, _SECOND = np.uint64(0x9E3779B97F4A7C15), np.uint64(0xC2B2AE3D27D4EB4F)
+_MIX = ((30, 0xBF58476D1CE4E5B9), (27, 0x94D049BB133111EB), (31, 1))
+"""splitmix64's finalizer: shift, then multiply; the last step only shifts."""
+
+
+@lru_cache(maxsize=8192)
+def words_of(text: str) -> tuple[str, ...]:
+    """Return the words of a text, lowercased, stopwords included (remembered: the preview
+    checks the same unchanged pages on every rebuild)."""
+    return tuple(_WORD.findall(text.lower()))
+
+
+def stopwords() -> frozenset[str]:
+    """Return the stopwords of the record vocabulary in use."""
+    return vocabulary.stopword_set if (vocabulary := in_use()) else frozenset()
+
+
+def gram_codes(text: str) -> bytes:
+    """Return the distinct codes of the text's word 3-grams (words as `words_of` splits them,
+    the stopwords in use dropped), as sorted little-endian int64s."""
+    stop = stopwords()
+    words = [word for word in _WORD.findall(text.lower()) if word not in stop]
+    if len(words) < 3:
+        return b""
+    hashes = np.fromiter(map(_word_hash, words), np.uint64, len(words))
+    mixed = hashes[:-2] * _FIRST + hashes[1:-1] * _SECOND + hashes[2:]  # wraps, as meant
+    for shift, factor in _MIX:
+        mixed = (mixed ^ mixed >> np.uint64(shift)) * np.uint64(factor)
+    return np.unique(mixed.view(np.int64)).astype("<i8").tobytes()
+
+
+def _word_hash(word: str) -> int:
+    """Return a word's 64-bit blake2b, remembered (a page repeats its words)."""
+    code = _HASHES.get(word)
+    if code is None:
+        digest = blake2b(word.encode(), digest_size=8).digest()
+        code = _HASHES[word] = int.from_bytes(digest, "little")
+    return code
+
+
+def evidence_text(evidence: Evidence) -> str:
+    """Return every published value of a record, so two pages of one evidence are found."""
+    parts: list[str] = [evidence.status, evidence.verdict]
+    receipts = [(receipt.name, receipt.url, receipt.sha256) for receipt in evidence.receipts]
+    fields = (evidence.invariants, evidence.model_facts, evidence.revisions, evidence.sections)
+    stack: list[Iterator[JsonValue]] = [
+        iter((receipts, *fields, evidence.boundary, evidence.decision))
+    ]
+    while stack:  # depth first, without recursion (a record may nest deeply)
+        for value in stack[-1]:
+            if type(value) is str:
+                parts.append(value)
+            elif isinstance(value, dict | list | tuple):
+                stack.append(
+                    chain.from_iterable(value.items()) if isinstance(value, dict) else iter(value)
+                )
+                break
+            elif value is not None:
+                parts.append(str(value))
+        else:
+            stack.pop()
+    return " ".join(parts)

@@ -1,0 +1,1 @@
+"""Verify each record's own claims: derived numbers by rules or inferred formulas, invariants, caveated measurements."""

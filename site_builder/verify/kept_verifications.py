@@ -1,0 +1,117 @@
+"""How each record's verification is kept in the build cache and read back.
+
+An entry is two lines of JSON: its head (source, warnings, the checks that did not verify and
+how many there are) and every check. A build reads the head, which is all its checks and
+report show, and every check only for a page it renders; if the entry is gone by then, the
+record is verified again. A build that verified a record keeps its head alone in memory once
+the entry is written.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from functools import partial
+
+from site_builder.cache.reuse import VERIFY
+from site_builder.cache.store import BuildCache
+from site_builder.model.claims import ClaimCheck, LaterChecks, Verification
+from site_builder.runtime.workers import run_each
+
+
+def kept_or_verified(
+    cache: BuildCache, keys: Sequence[str], tasks: Sequence[Callable[[], Verification]], jobs: int
+) -> list[Verification]:
+    """Return `[task() for task in tasks]`: each read back from the cache when an entry for
+    its key is there, the others verified over `jobs` processes and kept. (Each task holds
+    one record: the preview keeps a verification, and so its task, from one rebuild to the
+    next.)"""
+    found: dict[int, Verification] = {}
+    for index, key in enumerate(keys):
+        held = cache.recall(VERIFY, key)
+        if isinstance(held, Verification):
+            found[index] = held
+            continue
+        data = cache.read(VERIFY, key)
+        if data is not None:
+            try:
+                found[index] = _from_head(data, _every_check(cache, key, tasks[index]))
+            except (ValueError, KeyError, TypeError):  # a damaged entry: verify again
+                cache.misses += 1
+                continue
+            cache.hold(VERIFY, key, found[index])
+    missing = [index for index in range(len(keys)) if index not in found]
+
+    def kept(position: int, verification: Verification) -> Verification:
+        index = missing[position]
+        on_disk = cache.write(VERIFY, keys[index], partial(dump_verification, verification))
+        if on_disk:  # read back where needed: the checks need not stay in memory
+            load = _every_check(cache, keys[index], tasks[index])
+            checks = LaterChecks(verification.unsettled, _counted(verification), load)
+            verification = Verification(verification.source, checks, verification.warnings)
+        cache.hold(VERIFY, keys[index], verification)
+        return verification
+
+    verified = run_each(lambda position: tasks[missing[position]](), len(missing), jobs, kept)
+    found.update(zip(missing, verified, strict=True))
+    return [found[index] for index in range(len(keys))]
+
+
+def dump_verification(verification: Verification) -> bytes:
+    """Return a verification as two lines of JSON, each check a list of its fields in order:
+    the head (source, warnings, the checks that did not verify, how many there are), then
+    every check."""
+    head = {
+        "source": verification.source,
+        "warnings": verification.warnings,
+        "unsettled": [list(check) for check in verification.unsettled],
+        "counted": _counted(verification),
+    }
+    checks = [list(check) for check in verification.checks]
+    return b"\n".join(json.dumps(part, ensure_ascii=False).encode() for part in (head, checks))
+
+
+def load_verification(data: bytes) -> Verification:
+    """Return the whole verification `dump_verification` wrote."""
+    return _from_head(data, partial(_checks, data))
+
+
+def _from_head(data: bytes, load: Callable[[], tuple[ClaimCheck, ...]]) -> Verification:
+    """Return the verification whose head starts `data`, its checks read by `load` if asked."""
+    head = json.loads(data.partition(b"\n")[0])
+    unsettled = tuple(map(ClaimCheck._make, head["unsettled"]))
+    checked, inferred = head["counted"]
+    warnings = tuple((path, problem) for path, problem in head["warnings"])
+    checks = LaterChecks(unsettled, (int(checked), int(inferred)), load)
+    return Verification(head["source"], checks, warnings)
+
+
+def _counted(verification: Verification) -> tuple[int, int]:
+    """How many checks a verification has, and how many an inferred formula verified."""
+    return len(verification.checks), verification.inferred
+
+
+def _checks(data: bytes) -> tuple[ClaimCheck, ...]:
+    """Return every check of an entry `dump_verification` wrote."""
+    _, newline, checks = data.partition(b"\n")
+    if not newline:
+        raise ValueError("no checks")
+    return tuple(map(ClaimCheck._make, json.loads(checks)))
+
+
+def _every_check(
+    cache: BuildCache, key: str, verify_again: Callable[[], Verification]
+) -> Callable[[], tuple[ClaimCheck, ...]]:
+    """Return what reads every check of the entry `key` when first asked, or verifies the
+    record again if the entry was removed or damaged since."""
+
+    def load() -> tuple[ClaimCheck, ...]:
+        data = cache.read(VERIFY, key)
+        if data is not None:
+            try:
+                return _checks(data)
+            except (ValueError, KeyError, TypeError):
+                pass
+        return tuple(verify_again().checks)
+
+    return load
