@@ -58,29 +58,40 @@ def verify(evidence: Evidence, rules: RuleFile) -> Verification:
     """Return every claim check of one record (letting go of its body after, if read for it)."""
     with lent(evidence.body):
         record = evidence.record
-        nodes = list(_walk(record))
+        nodes = _walk(record)
         checks = [*_receipts(record), *_revisions(record, nodes), *_derived(nodes, rules)]
         checks += _invariants(evidence, rules)
         warnings = [*_duplicate_receipts(record), *uncaveated_measurements(record)]
     return Verification(evidence.source, tuple(checks), tuple(warnings))
 
 
-def _walk(
+def _walk(value: Any) -> list[Node]:
+    """Return every field of every object, in document order, with its path, enclosing
+    objects and sibling rows."""
+    nodes: list[Node] = []
+    _collect(value, "", (), None, nodes)
+    return nodes
+
+
+def _collect(
     value: Any,
-    path: str = "",
-    parents: tuple[Mapping[str, Any], ...] = (),
-    rows: list[Any] | None = None,
-) -> Iterator[Node]:
-    """Yield every field of every object, with its path, enclosing objects and sibling rows."""
-    if isinstance(value, Mapping):
+    path: str,
+    parents: tuple[Mapping[str, Any], ...],
+    rows: list[Any] | None,
+    nodes: list[Node],
+) -> None:
+    """Append the fields under `value` to `nodes` (records are decoded JSON: dicts, lists)."""
+    if isinstance(value, dict):
         scopes = (value, *parents)
         for key, child in value.items():
             child_path = f"{path}.{key}" if path else key
-            yield child_path, key, child, scopes, rows or []
-            yield from _walk(child, child_path, scopes)
+            nodes.append((child_path, key, child, scopes, rows or []))
+            if isinstance(child, dict | list):
+                _collect(child, child_path, scopes, None, nodes)
     elif isinstance(value, list):
         for index, child in enumerate(value):
-            yield from _walk(child, f"{path}.{index}", parents, value)
+            if isinstance(child, dict | list):
+                _collect(child, f"{path}.{index}", parents, value, nodes)
 
 
 def _check(
@@ -221,8 +232,8 @@ def _derived(nodes: list[Node], rules: RuleFile) -> Iterator[ClaimCheck]:
             by_last_key.setdefault(last, []).append(rule)
     for node in nodes:
         path, key, value, scopes, rows = node
-        candidates = by_last_key.get(key, []) + wildcard if wildcard else by_last_key.get(key, [])
-        rule = next((rule for rule in candidates if _matches(rule.field, path)), None)
+        candidates = by_last_key.get(key, []) + wildcard if wildcard else by_last_key.get(key)
+        rule = _rule_for(path, candidates) if candidates else None
         if rule is None:
             name = _derived_name(path, key, value)
             if isinstance(value, bool) and name:
@@ -256,25 +267,30 @@ def _derived_name(path: str, key: str, value: Any) -> str:
     """Return what a derived field is called, or '' for other fields: a key with a derived
     prefix (`calculatedX`), or the path to a number in an object so named (`derived.x`)."""
     vocabulary = in_use()
-    if vocabulary is None:
+    if vocabulary is None or not isinstance(value, int | float):
         return ""
-    if vocabulary.is_derived_key(key) and isinstance(value, int | float):
+    if vocabulary.is_derived_key(key):
         return key
     prefixes = tuple(vocabulary.derived_prefixes)
     keys = [part for part in path.split(".")[:-1] if not part.isdigit()]
     start = next((i for i, part in enumerate(keys) if part.startswith(prefixes)), None)
-    if start is None or isinstance(value, bool) or not isinstance(value, int | float):
+    if start is None or isinstance(value, bool):
         return ""
     return ".".join([*keys[start:], key])
 
 
-def _matches(pattern: str, path: str) -> bool:
-    """Match a dotted key pattern against the end of a path, skipping list positions."""
+def _rule_for(path: str, rules: list[DerivedRule]) -> DerivedRule | None:
+    """Return the first rule whose dotted key pattern matches the end of a path (list
+    positions skipped), or None."""
     keys = [part for part in path.split(".") if not part.isdigit()]
-    wanted = pattern.split(".")
-    return len(keys) >= len(wanted) and all(
-        fnmatchcase(key, want) for key, want in zip(keys[-len(wanted) :], wanted, strict=True)
-    )
+    for rule in rules:
+        wanted = rule.field.split(".")
+        if len(keys) >= len(wanted) and all(
+            key == want or fnmatchcase(key, want)
+            for key, want in zip(keys[-len(wanted) :], wanted, strict=True)
+        ):
+            return rule
+    return None
 
 
 def _invariants(evidence: Evidence, rules: RuleFile) -> Iterator[ClaimCheck]:
