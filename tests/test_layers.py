@@ -70,6 +70,7 @@ PACKAGES: list[tuple[str, list[str]]] = [
             "deploy",
             "scan",
             "template_errors",
+            "drawn_cells",
             "site_files",
             "pages",
             "site_pages",
