@@ -190,14 +190,22 @@ class Vocabulary(_Strict):
         """The verdict keys in lower case, for fast lookups."""
         return frozenset(name.lower() for name in self.verdict_keys)
 
+    @cached_property
+    def _verdicts_known(self) -> dict[str, bool]:
+        """Keys already judged by `is_verdict_key` (a site's records repeat their keys)."""
+        return {}
+
     def is_verdict_key(self, key: str) -> bool:
         """Return whether a key holds a verdict (`decision`, `auditResult`, ...)."""
-        return key.lower() in self.verdict_set or any(
-            len(key) > len(suffix)
-            and key.endswith(suffix)
-            and (key[-len(suffix) - 1].islower() or key[-len(suffix) - 1].isdigit())
-            for suffix in self.verdict_suffixes
-        )
+        known = self._verdicts_known.get(key)
+        if known is None:
+            known = self._verdicts_known[key] = key.lower() in self.verdict_set or any(
+                len(key) > len(suffix)
+                and key.endswith(suffix)
+                and (key[-len(suffix) - 1].islower() or key[-len(suffix) - 1].isdigit())
+                for suffix in self.verdict_suffixes
+            )
+        return known
 
     def is_derived_key(self, key: str) -> bool:
         """Return whether a key names a value computed from others (`calculatedDeltaGb`)."""
