@@ -47,7 +47,7 @@ def _parts(cell: Cell, verified: Mapping[str, str]) -> list[str]:
         formula = verified[cell.path]
         inferred = " inferred" if "(inferred)" in formula else ""
         parts.append(
-            f' <span class="verified-mark{inferred}" title="{escape(formula)}">✓'
+            f' <span class="verified-mark{inferred}" title="{escape(formula)}" data-pagefind-ignore>✓'
             '<span class="visually-hidden"> verified</span></span>'
         )
     return parts
