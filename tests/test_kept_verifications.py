@@ -4,6 +4,7 @@ back for a page it renders, and a record whose entry is gone by then is verified
 
 from __future__ import annotations
 
+import hashlib
 import json
 import shutil
 
@@ -75,6 +76,23 @@ def test_a_damaged_entry_is_verified_again(project: Project) -> None:
         entry.write_bytes(checksum + b"\n" + payload.replace(b'"verified"', b'"contradicted"'))
     again = verify_site(site, cache=BuildCache(project.root / ".cache"))
     assert again == cold
+
+
+def test_a_damaged_head_is_caught_by_its_own_checksum(project: Project) -> None:
+    """Builds read an entry's head alone; a head changed on disk is verified again, even
+    where the whole entry's checksum was made to match."""
+    site = site_of(project)
+    cold = verify_site(site)
+    verify_site(site, cache=BuildCache(project.root / ".cache"))
+    for entry in sorted((project.root / ".cache").glob("v*/verify/*")):
+        _, payload = entry.read_bytes().split(b"\n", 1)
+        sha, head, checks = payload.split(b"\n", 2)
+        head = head.replace(b'"records/', b'"elsewhere/')
+        payload = b"\n".join((sha, head, checks))
+        entry.write_bytes(hashlib.sha256(payload).hexdigest().encode() + b"\n" + payload)
+    again = verify_site(site, cache=BuildCache(project.root / ".cache"))
+    assert again == cold
+    assert all(v.source.startswith("records/") for v in again.values())
 
 
 def test_a_build_that_reads_its_verifications_back_writes_what_a_cold_one_does(

@@ -131,6 +131,27 @@ class BuildCache:
         """Return the entry's payload, or None when it is missing or damaged."""
         return self._checked(kind, key, None)
 
+    def read_head(self, kind: str, key: str) -> bytes | None:
+        """Return the head of an entry whose payload is `headed`, checked against the head's
+        own checksum: the rest of the entry is neither read nor checked (`read` checks it).
+        None when it is missing or its head is damaged."""
+        self.used[kind].add(key)
+        path = os.path.join(self.folder, kind, key)
+        try:
+            with open(path, "rb") as stream:
+                stream.readline()  # the checksum of the whole payload
+                checksum, head = stream.readline(), stream.readline()
+        except OSError:
+            self.misses += 1
+            return None
+        if hashlib.sha256(head[:-1]).hexdigest().encode("ascii") + b"\n" != checksum:
+            with suppress(OSError):
+                os.unlink(path)
+            self.misses += 1
+            return None
+        self.hits += 1
+        return head[:-1]
+
     def read_file(self, kind: str, key: str, sha256: str) -> bytes | None:
         """Return a file entry (see `write`) if it holds bytes of that sha256, else None."""
         return self._checked(kind, key, sha256)
@@ -225,6 +246,14 @@ class BuildCache:
 
     def _path(self, kind: str, key: str) -> Path:
         return self.folder / kind / key
+
+
+def headed(head: bytes, rest: bytes) -> bytes:
+    """Return a payload whose head `read_head` can read and check alone: the head's checksum,
+    the head (one line) and the rest, a line each."""
+    if b"\n" in head:
+        raise ValueError("an entry's head is one line")
+    return b"\n".join((hashlib.sha256(head).hexdigest().encode("ascii"), head, rest))
 
 
 def _private(path: str, flags: int) -> int:

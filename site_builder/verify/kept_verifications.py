@@ -1,10 +1,10 @@
 """How each record's verification is kept in the build cache and read back.
 
-An entry is two lines of JSON: its head (source, warnings, the checks that did not verify and
-how many there are) and every check. A build reads the head, which is all its checks and
-report show, and every check only for a page it renders; if the entry is gone by then, the
-record is verified again. A build that verified a record keeps its head alone in memory once
-the entry is written.
+An entry is two lines of JSON, `headed`: its head (source, warnings, the checks that did not
+verify and how many there are) and every check. A build reads the head alone (checked by its
+own checksum), which is all its checks and report show, and every check only for a page it
+renders; if the entry is gone by then, the record is verified again. A build that verified a
+record keeps its head alone in memory once the entry is written.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from functools import partial
 
 from site_builder.cache.reuse import VERIFY
-from site_builder.cache.store import BuildCache
+from site_builder.cache.store import BuildCache, headed
 from site_builder.model.claims import ClaimCheck, LaterChecks, Verification
 from site_builder.runtime.workers import run_each
 
@@ -32,10 +32,10 @@ def kept_or_verified(
         if isinstance(held, Verification):
             found[index] = held
             continue
-        data = cache.read(VERIFY, key)
-        if data is not None:
+        head = cache.read_head(VERIFY, key)
+        if head is not None:
             try:
-                found[index] = _from_head(data, _every_check(cache, key, tasks[index]))
+                found[index] = _from_head(head, _every_check(cache, key, tasks[index]))
             except (ValueError, KeyError, TypeError):  # a damaged entry: verify again
                 cache.misses += 1
                 continue
@@ -60,7 +60,7 @@ def kept_or_verified(
 def dump_verification(verification: Verification) -> bytes:
     """Return a verification as two lines of JSON, each check a list of its fields in order:
     the head (source, warnings, the checks that did not verify, how many there are), then
-    every check."""
+    every check; `headed`, so the head can be read alone."""
     head = {
         "source": verification.source,
         "warnings": verification.warnings,
@@ -68,17 +68,17 @@ def dump_verification(verification: Verification) -> bytes:
         "counted": _counted(verification),
     }
     checks = [list(check) for check in verification.checks]
-    return b"\n".join(json.dumps(part, ensure_ascii=False).encode() for part in (head, checks))
+    return headed(*(json.dumps(part, ensure_ascii=False).encode() for part in (head, checks)))
 
 
 def load_verification(data: bytes) -> Verification:
     """Return the whole verification `dump_verification` wrote."""
-    return _from_head(data, partial(_checks, data))
+    return _from_head(_lines(data)[1], partial(_checks, data))
 
 
 def _from_head(data: bytes, load: Callable[[], tuple[ClaimCheck, ...]]) -> Verification:
-    """Return the verification whose head starts `data`, its checks read by `load` if asked."""
-    head = json.loads(data.partition(b"\n")[0])
+    """Return the verification of a head, its checks read by `load` if asked."""
+    head = json.loads(data)
     unsettled = tuple(map(ClaimCheck._make, head["unsettled"]))
     checked, inferred = head["counted"]
     warnings = tuple((path, problem) for path, problem in head["warnings"])
@@ -93,10 +93,15 @@ def _counted(verification: Verification) -> tuple[int, int]:
 
 def _checks(data: bytes) -> tuple[ClaimCheck, ...]:
     """Return every check of an entry `dump_verification` wrote."""
-    _, newline, checks = data.partition(b"\n")
-    if not newline:
-        raise ValueError("no checks")
-    return tuple(map(ClaimCheck._make, json.loads(checks)))
+    return tuple(map(ClaimCheck._make, json.loads(_lines(data)[2])))
+
+
+def _lines(data: bytes) -> list[bytes]:
+    """Return the three lines of an entry: the head's checksum, the head, every check."""
+    lines = data.split(b"\n", 2)
+    if len(lines) != 3:
+        raise ValueError("not a headed entry")
+    return lines
 
 
 def _every_check(
