@@ -142,13 +142,9 @@ class BuildCache:
                 stream.readline()  # the checksum of the whole payload
                 checksum, head = stream.readline(), stream.readline()
         except OSError:
-            self.misses += 1
-            return None
+            return self._missed()
         if hashlib.sha256(head[:-1]).hexdigest().encode("ascii") + b"\n" != checksum:
-            with suppress(OSError):
-                os.unlink(path)
-            self.misses += 1
-            return None
+            return self._missed(path)
         self.hits += 1
         return head[:-1]
 
@@ -165,18 +161,21 @@ class BuildCache:
             with open(path, "rb") as stream:
                 data = stream.read()
         except OSError:
-            self.misses += 1
-            return None
+            return self._missed()
         if sha256 is None:
             checksum, newline, data = data.partition(b"\n")
             sha256 = checksum.decode("ascii", "replace") if newline else ""
         if hashlib.sha256(data).hexdigest() != sha256:
-            with suppress(OSError):
-                os.unlink(path)
-            self.misses += 1
-            return None
+            return self._missed(path)
         self.hits += 1
         return data
+
+    def _missed(self, damaged: str | None = None) -> None:
+        """Count a miss, removing the `damaged` entry's file if there is one."""
+        if damaged is not None:
+            with suppress(OSError):
+                os.unlink(damaged)
+        self.misses += 1
 
     def file(self, kind: str, key: str) -> Path:
         """Return where an entry is (a build links a file entry, see `write`, into the site)."""
