@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from site_builder.model.humanize import anchor_for, humanize_key
 from site_builder.model.schema import JsonValue
@@ -50,16 +50,14 @@ class Column:
         )
 
 
-@dataclass(frozen=True)
-class Row:
+class Row(NamedTuple):
     """A table row and the numbers of the callouts that bound it."""
 
     cells: tuple[Cell, ...]
     notes: tuple[int, ...]
 
 
-@dataclass(frozen=True)
-class Pair:
+class Pair(NamedTuple):
     """One labelled value of a key/value block."""
 
     label: str

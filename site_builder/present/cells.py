@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime
+from typing import NamedTuple
 
 from site_builder.model.humanize import humanize_key
 from site_builder.model.schema import JsonValue, is_http_url
@@ -21,9 +21,11 @@ _TIME = re.compile(
 """ISO 8601 / RFC 3339 in the extended form: `2026-08-24`, `2026-08-24T11:09:48Z`, `...+02:00`."""
 
 
-@dataclass(frozen=True)
-class Cell:
-    """One value formatted for reading: kind picks the drawing, text is what is shown."""
+class Cell(NamedTuple):
+    """One value formatted for reading: kind picks the drawing, text is what is shown.
+
+    A named tuple, not a frozen dataclass: a data-heavy page makes thousands, and a tuple is
+    made in a fifth of the time."""
 
     kind: str  # text | number | bool | null | hash | link | list | empty | time
     text: str
@@ -127,5 +129,5 @@ def _labelled(key: str, value: JsonValue) -> Cell:
     shown = value if is_scalar(value) else json.dumps(value, ensure_ascii=False, sort_keys=False)
     cell = format_cell(shown, key)
     if cell.kind == "time":
-        return replace(cell, label=humanize_key(key))
+        return cell._replace(label=humanize_key(key))
     return Cell("text", f"{humanize_key(key)}: {cell.text}")

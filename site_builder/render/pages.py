@@ -34,7 +34,7 @@ from site_builder.model.models import Guide, Page, Site
 from site_builder.present.cells import format_time, machine_time
 from site_builder.present.navigation import SiteNavigation, keep_related, navigation_of
 from site_builder.present.structured import guide_json_ld, modified_at, published_at
-from site_builder.render.drawn_cells import drawn_cell
+from site_builder.render.drawn_cells import drawn_cell, drawn_rows
 from site_builder.render.page_keys import guide_page_keys
 from site_builder.render.pageview import PageView, link_target, page_view
 from site_builder.render.scan import scanned_guide_page
@@ -67,6 +67,7 @@ def make_env(templates_dir: Path) -> Environment:
     env.filters["iso"] = machine_time  # W3C, in UTC: 2026-08-24T11:09:48+00:00
     env.filters["words"] = humanize_slug
     env.globals["drawn_cell"] = drawn_cell  # a record value's HTML: hundreds a page
+    env.globals["drawn_rows"] = drawn_rows  # a table's body: most of a page's cells
     return env
 
 

@@ -45,23 +45,22 @@ def gram_codes(text: str) -> bytes:
     """Return the distinct codes of the text's word 3-grams (words as `words_of` splits them,
     the stopwords in use dropped), as sorted little-endian int64s."""
     stop = stopwords()
-    words = [word for word in _WORD.findall(text.lower()) if word not in stop]
+    words = _WORD.findall(text.lower())
+    if stop:
+        words = [word for word in words if word not in stop]
     if len(words) < 3:
         return b""
-    hashes = np.fromiter(map(_word_hash, words), np.uint64, len(words))
+    for word in set(words).difference(_HASHES):  # a page repeats its words: hash each once
+        _HASHES[word] = int.from_bytes(blake2b(word.encode(), digest_size=8).digest(), "little")
+    hashes = np.fromiter(map(_HASHES.__getitem__, words), np.uint64, len(words))
     mixed = hashes[:-2] * _FIRST + hashes[1:-1] * _SECOND + hashes[2:]  # wraps, as meant
     for shift, factor in _MIX:
         mixed = (mixed ^ mixed >> np.uint64(shift)) * np.uint64(factor)
-    return np.unique(mixed.view(np.int64)).astype("<i8").tobytes()
-
-
-def _word_hash(word: str) -> int:
-    """Return a word's 64-bit blake2b, remembered (a page repeats its words)."""
-    code = _HASHES.get(word)
-    if code is None:
-        digest = blake2b(word.encode(), digest_size=8).digest()
-        code = _HASHES[word] = int.from_bytes(digest, "little")
-    return code
+    codes = np.sort(mixed.view(np.int64))
+    distinct = np.empty(len(codes), dtype=bool)  # np.unique does this, four times slower
+    distinct[0] = True
+    np.not_equal(codes[1:], codes[:-1], out=distinct[1:])
+    return codes[distinct].astype("<i8", copy=False).tobytes()
 
 
 def evidence_text(evidence: Evidence) -> str:
