@@ -26,6 +26,7 @@ from pydantic import (
 
 SLUG_PATTERN = r"^[a-z0-9]+(-[a-z0-9]+)*$"
 HTTP_URL_PATTERN = r"^https?://[^\s/?#]+[^\s]*$"
+_HTTP_URL = re.compile(HTTP_URL_PATTERN)
 SHA256_PATTERN = r"^[0-9a-f]{64}$"
 
 Alias = Annotated[
@@ -253,8 +254,8 @@ class RecordCore(BaseModel):
 
 def is_http_url(value: str) -> bool:
     """Return whether `value` is an absolute http(s) URL, the only kind we ever link to."""
-    if re.match(HTTP_URL_PATTERN, value) is None:
-        return False
+    if not value.startswith(("http://", "https://")) or _HTTP_URL.match(value) is None:
+        return False  # the prefix first: most values a table cell holds are not URLs
     try:
         return bool(urlsplit(value).hostname)
     except ValueError:  # e.g. http://[abc: not a URL a browser could follow

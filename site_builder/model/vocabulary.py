@@ -207,12 +207,20 @@ class Vocabulary(_Strict):
             )
         return known
 
+    @cached_property
+    def _derived_known(self) -> dict[str, bool]:
+        """Keys already judged by `is_derived_key` (every number of every record is asked)."""
+        return {}
+
     def is_derived_key(self, key: str) -> bool:
         """Return whether a key names a value computed from others (`calculatedDeltaGb`)."""
-        return any(
-            key.startswith(prefix) and key[len(prefix) : len(prefix) + 1].isupper()
-            for prefix in self.derived_prefixes
-        )
+        known = self._derived_known.get(key)
+        if known is None:
+            known = self._derived_known[key] = any(
+                key.startswith(prefix) and key[len(prefix) : len(prefix) + 1].isupper()
+                for prefix in self.derived_prefixes
+            )
+        return known
 
 
 _IN_USE: ContextVar[Vocabulary | None] = ContextVar("vocabulary", default=None)

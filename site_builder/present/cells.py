@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import re
 from datetime import UTC, date, datetime
+from functools import lru_cache
 from typing import NamedTuple
 
 from site_builder.model.humanize import humanize_key
@@ -87,21 +88,21 @@ def parse_time(text: str) -> datetime | date | None:
 
 
 def _format(value: JsonValue, key: str, path: str = "") -> Cell:
-    """Format one value by its type."""
-    if value is None:
-        return Cell("null", "none", path=path)
-    if isinstance(value, bool):
-        return Cell("bool", "yes" if value else "no", path=path)
-    if isinstance(value, int | float):
-        if _IDENTIFIER_SUFFIX.search(key.lower()):
-            return Cell("number", str(value), path=path)
-        return Cell("number", format(value, ","), path=path)
+    """Format one value by its type (strings first: most values of a record are)."""
     if isinstance(value, str):
         if _HASH.match(value):
             return Cell("hash", value, path=path)
         if is_http_url(value):
             return Cell("link", value, path=path)
         return _time_cell(value, path) or Cell("text", value, path=path)
+    if value is None:
+        return Cell("null", "none", path=path)
+    if isinstance(value, bool):
+        return Cell("bool", "yes" if value else "no", path=path)
+    if isinstance(value, int | float):
+        if _names_identifier(key):
+            return Cell("number", str(value), path=path)
+        return Cell("number", format(value, ","), path=path)
     if isinstance(value, list):
         if not value:
             return Cell("empty", "none", path=path)
@@ -113,8 +114,17 @@ def _format(value: JsonValue, key: str, path: str = "") -> Cell:
     return Cell("text", str(value), path=path)
 
 
+@lru_cache(maxsize=4096)
+def _names_identifier(key: str) -> bool:
+    """Whether a number under `key` is an identifier, shown without grouped digits (a PR, a
+    port, a year); remembered, as every row of a table asks it of the same keys."""
+    return _IDENTIFIER_SUFFIX.search(key.lower()) is not None
+
+
 def _time_cell(text: str, path: str = "") -> Cell | None:
     """Return a time cell for an ISO 8601 string, or None if it is not a time we can show."""
+    if len(text) < 10 or text[4] != "-":  # what every date and time here starts with
+        return None
     moment = parse_time(text)
     if moment is None:
         return None

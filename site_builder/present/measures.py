@@ -115,6 +115,8 @@ def describe(plan: Plan, entries: Sequence[Entry]) -> str:
 
 def number_of(value: Any) -> float | None:
     """Return a JSON value as a finite float, or None for anything that is not a number."""
+    if type(value) is float:  # most numbers of a record's tables: no conversion to try
+        return value if math.isfinite(value) else None
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None
     try:

@@ -224,6 +224,7 @@ def _derived(nodes: list[Node], rules: RuleFile) -> Iterator[ClaimCheck]:
     by_last_key: dict[str, list[DerivedRule]] = {}
     wildcard: list[DerivedRule] = []
     cache: dict[Any, Any] = {}  # sums of the record's lists, shared by its inferences
+    found: dict[tuple[str, tuple[str, ...]], DerivedRule | None] = {}  # rows share keys
     for rule in rules.derived:
         last = rule.field.rsplit(".", 1)[-1]
         if any(character in last for character in "*?["):
@@ -233,7 +234,7 @@ def _derived(nodes: list[Node], rules: RuleFile) -> Iterator[ClaimCheck]:
     for node in nodes:
         path, key, value, scopes, rows = node
         candidates = by_last_key.get(key, []) + wildcard if wildcard else by_last_key.get(key)
-        rule = _rule_for(path, candidates) if candidates else None
+        rule = _rule_for(path, candidates, found, key) if candidates else None
         if rule is None:
             name = _derived_name(path, key, value)
             if isinstance(value, bool) and name:
@@ -279,10 +280,23 @@ def _derived_name(path: str, key: str, value: Any) -> str:
     return ".".join([*keys[start:], key])
 
 
-def _rule_for(path: str, rules: list[DerivedRule]) -> DerivedRule | None:
-    """Return the first rule whose dotted key pattern matches the end of a path (list
-    positions skipped), or None."""
-    keys = [part for part in path.split(".") if not part.isdigit()]
+def _rule_for(
+    path: str,
+    rules: list[DerivedRule],
+    found: dict[tuple[str, tuple[str, ...]], DerivedRule | None],
+    key: str,
+) -> DerivedRule | None:
+    """Return the first of `rules` (those for a field named `key`) whose dotted key pattern
+    matches the end of a path (list positions skipped), or None; remembered in `found`."""
+    keys = tuple(part for part in path.split(".") if not part.isdigit())
+    known = (key, keys)
+    if known not in found:
+        found[known] = _first_rule(keys, rules)
+    return found[known]
+
+
+def _first_rule(keys: tuple[str, ...], rules: list[DerivedRule]) -> DerivedRule | None:
+    """Return the first rule whose dotted key pattern matches the end of `keys`, or None."""
     for rule in rules:
         wanted = rule.field.split(".")
         if len(keys) >= len(wanted) and all(
