@@ -222,18 +222,21 @@ def _parse_time(value: str) -> datetime:
 def _derived(nodes: list[Node], rules: RuleFile) -> Iterator[ClaimCheck]:
     """Recompute every field a rule covers; check other derived numbers by inferred formulas."""
     by_last_key: dict[str, list[DerivedRule]] = {}
-    wildcard: list[DerivedRule] = []
+    wildcard: list[tuple[DerivedRule, list[str]]] = []  # with the keys they spell out
     cache: dict[Any, Any] = {}  # sums of the record's lists, shared by its inferences
     found: dict[tuple[str, tuple[str, ...]], DerivedRule | None] = {}  # rows share keys
     for rule in rules.derived:
-        last = rule.field.rsplit(".", 1)[-1]
-        if any(character in last for character in "*?["):
-            wildcard.append(rule)
+        parts = rule.field.split(".")
+        if _is_pattern(parts[-1]):
+            wildcard.append((rule, [part for part in parts if not _is_pattern(part)]))
         else:
-            by_last_key.setdefault(last, []).append(rule)
+            by_last_key.setdefault(parts[-1], []).append(rule)
     for node in nodes:
         path, key, value, scopes, rows = node
-        candidates = by_last_key.get(key, []) + wildcard if wildcard else by_last_key.get(key)
+        candidates = by_last_key.get(key)
+        if wildcard:  # only those whose every spelled-out key is in the path can match it
+            fitting = [rule for rule, keys in wildcard if all(k in path for k in keys)]
+            candidates = [*(candidates or ()), *fitting] if fitting else candidates
         rule = _rule_for(path, candidates, found, key) if candidates else None
         if rule is None:
             name = _derived_name(path, key, value)
@@ -272,7 +275,9 @@ def _derived_name(path: str, key: str, value: Any) -> str:
         return ""
     if vocabulary.is_derived_key(key):
         return key
-    prefixes = tuple(vocabulary.derived_prefixes)
+    prefixes = vocabulary.derived_prefixes
+    if not any(prefix in path for prefix in prefixes):  # no key of the path starts with one
+        return ""
     keys = [part for part in path.split(".")[:-1] if not part.isdigit()]
     start = next((i for i, part in enumerate(keys) if part.startswith(prefixes)), None)
     if start is None or isinstance(value, bool):
@@ -293,6 +298,11 @@ def _rule_for(
     if known not in found:
         found[known] = _first_rule(keys, rules)
     return found[known]
+
+
+def _is_pattern(part: str) -> bool:
+    """Whether a part of a rule's dotted key pattern matches more than its own spelling."""
+    return any(character in part for character in "*?[")
 
 
 def _first_rule(keys: tuple[str, ...], rules: list[DerivedRule]) -> DerivedRule | None:
