@@ -20,6 +20,7 @@ from site_builder.render.stored_pages import dump_scan, load_scan
 from site_builder.render.words import evidence_text, gram_codes, stopwords, words_of
 
 WORDS = ["a", "the", "v0.26.0", "h200", "re-run", "x" * 300, "naïve", "ok.", "-b", "SGLang"]
+WORDS += ["\u212a8s", "İstanbul", "a\ud800b", "ǅx"]  # Kelvin sign, dotted I, a lone surrogate
 MOD = 2**64
 
 

@@ -179,11 +179,8 @@ def _receipt(fields: dict[str, Any], words: Vocabulary) -> Receipt:
     """Build a Receipt, taking its name from whichever name key the record uses."""
     name_key = next((k for k in words.receipt_name_keys if isinstance(fields.get(k), str)), None)
     name = fields[name_key] if name_key else fields["url"]
-    extra = tuple(
-        (key, value)
-        for key, value in fields.items()
-        if key not in {"url", "bytes", "sha256", name_key}
-    )
+    shown = {"url", "bytes", "sha256", name_key}
+    extra = tuple((key, value) for key, value in fields.items() if key not in shown)
     return Receipt(
         name=name, url=fields["url"], bytes=fields["bytes"], sha256=fields["sha256"], extra=extra
     )
