@@ -9,6 +9,7 @@ split into plain words.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from functools import cache
 
 from site_builder.model.vocabulary import Spelling, in_use
@@ -50,7 +51,7 @@ def _spell(token: str) -> str:
     return word
 
 
-def _join(words: list[str]) -> str:
+def _join(words: Sequence[str]) -> str:
     """Spell, merge phrases, and join words into sentence case."""
     out: list[str] = []
     phrases = _spelling().phrase_words
@@ -72,9 +73,14 @@ def _join(words: list[str]) -> str:
     return " ".join(out)
 
 
-def split_words(key: str) -> list[str]:
-    """Split a camelCase, snake_case or kebab-case key into words."""
-    return _token(_spelling().whole).findall(key)
+def split_words(key: str) -> tuple[str, ...]:
+    """Split a camelCase, snake_case or kebab-case key into words (remembered: charts and
+    verification ask it of every column of every table)."""
+    spelling = _spelling()
+    words = spelling.key_words.get(key)
+    if words is None:
+        words = spelling.key_words[key] = tuple(_token(spelling.whole).findall(key))
+    return words
 
 
 def humanize_key(key: str) -> str:

@@ -110,6 +110,11 @@ class Spelling(_Strict):
         return {}
 
     @cached_property
+    def key_words(self) -> dict[str, tuple[str, ...]]:
+        """The words keys were split into with this spelling so far (humanize's memo)."""
+        return {}
+
+    @cached_property
     def phrase_words(self) -> tuple[tuple[tuple[str, ...], str], ...]:
         """The phrases as (lower-case words, replacement)."""
         return tuple((tuple(phrase.lower().split()), text) for phrase, text in self.phrases)
