@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import shutil
 import sys
 import threading
@@ -27,6 +28,7 @@ from site_builder.model.schema import SiteSettings
 from site_builder.output import search, shard_cache, shards
 from site_builder.pipeline import build
 from site_builder.preview.builds import Previewer
+from site_builder.runtime import workers
 from tests.conftest import Project, copy_project, tree_digest
 from tests.netlify_server import serve_netlify
 from tests.preview_helpers import Preview, start_preview
@@ -171,15 +173,38 @@ def test_a_one_change_build_indexes_only_the_changed_guides_shard_again(
     assert tree_digest(project.out) == warm  # byte-identical to a cold build
 
 
+GB = 1 << 30
+
+
 @pytest.mark.parametrize(
-    ("sizes", "cores", "at_once"),
-    [([250] * 4, 2, 2), ([250] * 4, 8, 4), ([250], 2, 1), ([1_000] * 10, 2, 1), ([], 2, 1)],
+    ("sizes", "cores", "memory", "at_once"),
+    [
+        ([250] * 4, 2, 20 * GB, 2),
+        ([250] * 4, 8, 20 * GB, 4),
+        ([250], 2, 20 * GB, 1),
+        ([1_000] * 10, 2, 20 * GB, 2),  # two 1,000-page runs: about 2 GB
+        ([1_000] * 10, 8, 5 * GB, 2),  # half of 5 GB holds two
+        ([1_000] * 10, 2, 3 * GB // 2, 1),  # half of 1.5 GB holds none: one at a time
+        ([250] * 4, 2, None, 2),  # memory unknown: 1,000 pages at once
+        ([1_000] * 10, 2, None, 1),
+        ([], 2, 20 * GB, 1),
+    ],
 )
-def test_shards_are_indexed_a_core_each_within_pagefinds_memory(
-    sizes: list[int], cores: int, at_once: int, monkeypatch: pytest.MonkeyPatch
+def test_shards_are_indexed_a_core_each_within_half_the_available_memory(
+    sizes: list[int], cores: int, memory: int | None, at_once: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(shards, "cores", lambda: cores)
+    monkeypatch.setattr(shards, "available_memory", lambda: memory)
     assert shards.runs_at_once(sizes) == at_once
+
+
+def test_the_available_memory_is_in_bytes_and_within_the_machines() -> None:
+    available = workers.available_memory()
+    if not Path("/proc/meminfo").exists():
+        assert available is None
+        return
+    physical = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    assert available is not None and 64 << 20 < available <= physical  # bytes, not kB
 
 
 def test_shards_indexed_at_once_make_the_site_shards_indexed_in_turn_make(

@@ -13,7 +13,7 @@ import hashlib
 from collections.abc import Sequence
 
 from site_builder.model.models import Page
-from site_builder.runtime.workers import cores
+from site_builder.runtime.workers import available_memory, cores
 
 SHARD_PAGES = 250
 """Pages a shard of the index holds, by default (the site's `search_shard_pages`)."""
@@ -23,6 +23,8 @@ at 1,000 guides the first results took as long with four shards as with one, 0.4
 with seven and 1 s longer with ten (docs/site.md)..."""
 MOST_PAGES = 1000
 """...unless a shard would then hold more pages than this (Pagefind's memory: about 1 GB)."""
+PAGE_MEMORY = 1 << 20
+"""What Pagefind holds of a guide page until it writes its bundle: about 1 MB (docs/site.md)."""
 
 
 def sharded(pages: Sequence[Page], shard_pages: int) -> dict[int, list[Page]]:
@@ -49,9 +51,12 @@ def shard_count(pages: int, shard_pages: int) -> int:
 
 def runs_at_once(sizes: Sequence[int]) -> int:
     """Return how many Pagefind runs index shards of these sizes at once: one a core, while
-    the pages they hold together stay within MOST_PAGES (Pagefind's memory)."""
-    largest = max(sizes, default=1)
-    return max(1, min(len(sizes), cores(), MOST_PAGES // max(1, largest)))
+    what they hold together (PAGE_MEMORY a page) fits in half the memory the machine has
+    available; where it does not say, while they hold MOST_PAGES pages together."""
+    largest = max(1, max(sizes, default=1))
+    available = available_memory()
+    room = MOST_PAGES * PAGE_MEMORY if available is None else available // 2
+    return max(1, min(len(sizes), cores(), room // (largest * PAGE_MEMORY)))
 
 
 def _shard(path: str, count: int) -> int:

@@ -52,6 +52,19 @@ def cores() -> int:
         return os.cpu_count() or 1
 
 
+def available_memory() -> int | None:
+    """Return the bytes of memory the machine can give new work without swapping (Linux's
+    MemAvailable), or None where it does not say."""
+    try:
+        with open("/proc/meminfo", encoding="ascii") as info:
+            for line in info:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        return None
+    return None
+
+
 def collect_less() -> None:
     """Set this process's garbage collector to GC_THRESHOLDS (the command line does, once)."""
     gc.set_threshold(*GC_THRESHOLDS)
