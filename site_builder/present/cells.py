@@ -77,6 +77,8 @@ def machine_time(value: datetime | date) -> str:
 
 def parse_time(text: str) -> datetime | date | None:
     """Return the time or date an ISO 8601 string names, or None if it names none."""
+    if len(text) < 10 or text[4] != "-":  # `dddd-`: most strings are not, and fail here
+        return None
     try:
         if _DATE.fullmatch(text):
             return date.fromisoformat(text)
@@ -123,8 +125,6 @@ def _names_identifier(key: str) -> bool:
 
 def _time_cell(text: str, path: str = "") -> Cell | None:
     """Return a time cell for an ISO 8601 string, or None if it is not a time we can show."""
-    if len(text) < 10 or text[4] != "-":  # what every date and time here starts with
-        return None
     moment = parse_time(text)
     if moment is None:
         return None
