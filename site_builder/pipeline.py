@@ -17,7 +17,7 @@ from site_builder.checks.site import check_published, ordered, run_checks
 from site_builder.config import BuildConfig
 from site_builder.inputs.assemble import assemble
 from site_builder.inputs.kept_fronts import FRONTS
-from site_builder.inputs.kept_records import HEADS, KeptHeads, release_bodies
+from site_builder.inputs.kept_records import HEADS, KeptHeads, holds_records, release_bodies
 from site_builder.inputs.listing import KnownFiles
 from site_builder.inputs.load import VOCABULARY_NAME, load_inputs
 from site_builder.inputs.normalize import normalize
@@ -79,7 +79,7 @@ def build(
     key, since = "", time.time_ns()
     times: dict[str, tuple[int, int]] = {}
     audit = not write and not html  # `--audit`: the report alone
-    heads = None
+    heads, holding = None, False
     if cache is not None and serve is None and (audit or (write and search)):
         with clock.stage("unchanged"):
             times = input_times(config)
@@ -90,21 +90,26 @@ def build(
             return replace(earlier, timings=tuple(clock.seconds.items()), unchanged=True)
         vocabulary = os.path.relpath(config.content_dir / VOCABULARY_NAME, config.root)
         heads = KeptHeads(cache, code_digest(), digests, vocabulary)
+        records = os.path.join(config.records_dir, "")
+        holding = holds_records(
+            size for path, (size, _) in times.items() if path.startswith(records)
+        )
     with clock.stage("load"):
         inputs = load_inputs(config, cache, known, kept=heads.kept if heads else ())
     with clock.stage("validate"):
         kept, hold = None, None
-        if heads is not None:  # with workers, the records read are let go as they are read
+        if heads is not None:  # with workers, a big site's records are let go as they are read
             kept = partial(heads.evidence, config.root)
             digest_of = partial(evidence_digest, cache=None)
-            hold = partial(heads.hold, config.root, digest_of, config.jobs > 1)
+            release = config.jobs > 1 and not holding
+            hold = partial(heads.hold, config.root, digest_of, release)
         normalized = normalize(inputs, cache, kept, hold)
     del inputs
     # Keys read by shape anywhere in a record (caveats, verdicts) and word spellings come
     # from the project's vocabulary for the whole build.
     with using(normalized.vocabulary):
         output = Output(write, search, serve, html or write)
-        report = _build(normalized, config, output, clock, cache)
+        report = _build(normalized, config, output, clock, cache, holding)
         if heads is not None:
             with clock.stage("write" if report.written else "remember"):
                 # Inputs saved while this build ran: the next one must not skip them.
@@ -136,8 +141,11 @@ def _build(
     output: Output,
     clock: Stopwatch,
     cache: BuildCache | None,
+    holding: bool = False,
 ) -> BuildReport:
-    """Assemble, verify, render, check and write one validated project.
+    """Assemble, verify, render, check and write one validated project; `holding` its
+    records and their checks in memory (`kept_records.holds_records`), or letting go of them
+    for the workers to read their own.
 
     Pagefind indexes the site to be written in a child process while the checks run and the
     site's own files are written to a staging folder; its bundle joins them before the swap.
@@ -145,8 +153,8 @@ def _build(
     with clock.stage("validate"):
         site = assemble(normalized, config.build_date, production=config.production, cache=cache)
     with clock.stage("verify"):
-        verifications = verify_site(site, config.jobs, cache)
-    if config.jobs > 1:  # the workers rendering pages read the records they need
+        verifications = verify_site(site, config.jobs, cache, hold=holding)
+    if config.jobs > 1 and not holding:  # the workers rendering pages read their records
         release_bodies(normalized.evidence)
     write, indexed = output.write, output.write and output.search
     leave_out_drafts = bool(site.drafts) and not config.include_drafts

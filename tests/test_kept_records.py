@@ -8,6 +8,7 @@ import gc
 import json
 import os
 import shutil
+import time
 import weakref
 from collections.abc import Callable
 from dataclasses import replace
@@ -170,8 +171,11 @@ def record_bodies() -> int:
 
 
 @pytest.mark.parametrize("jobs", [1, 2])
-def test_records_are_let_go_as_they_are_read(project: Project, jobs: int) -> None:
+def test_a_big_sites_records_are_let_go_as_they_are_read(
+    project: Project, monkeypatch: pytest.MonkeyPatch, jobs: int
+) -> None:
     grow(project, 20)  # enough guides for two worker processes
+    monkeypatch.setattr(kept_records, "HELD_RECORD_BYTES", 0)  # every site is big
     held: dict[str, int] = {}
 
     def counted(stage: str) -> None:
@@ -185,6 +189,51 @@ def test_records_are_let_go_as_they_are_read(project: Project, jobs: int) -> Non
     else:  # the workers verifying and rendering pages read their own
         assert held["verify"] - before == held["render"] - before == 0
     assert_as_cold(project)
+
+
+def reads_in_every_process(
+    monkeypatch: pytest.MonkeyPatch, module: Any, name: str, log: Path
+) -> None:
+    """Log each call of `module.name` to `log`, from this process and any it forks."""
+    original = getattr(module, name)
+
+    def logged(*args: Any) -> Any:
+        with log.open("a", encoding="utf-8") as stream:
+            stream.write(f"{os.getpid()}\n")
+        return original(*args)
+
+    monkeypatch.setattr(module, name, logged)
+
+
+@pytest.mark.parametrize("size", ["small", "big"])
+def test_a_small_sites_workers_read_no_record_and_no_check_again(
+    project: Project, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, size: str
+) -> None:
+    """Within HELD_RECORD_BYTES a build holds what it read, and the workers it forks to
+    verify and render share it; a bigger site's workers read each record and its checks."""
+    grow(project, 20)
+    if size == "big":
+        monkeypatch.setattr(kept_records, "HELD_RECORD_BYTES", 0)
+    bodies, checks = tmp_path / "bodies", tmp_path / "checks"
+    reads_in_every_process(monkeypatch, kept_records, "_body", bodies)
+    reads_in_every_process(monkeypatch, kept_verifications, "_checks", checks)
+    held: dict[str, int] = {}
+    config = BuildConfig.for_root(project.root, jobs=2)
+    assert build(config, on_stage=lambda stage: held.setdefault(stage, record_bodies())).written
+    read = {log.name: log.read_text().split() if log.exists() else [] for log in (bodies, checks)}
+    if size == "small":
+        assert read == {"bodies": [], "checks": []}
+        assert held["render"] - held["unchanged"] == 24  # held here, shared with the workers
+    else:  # each record read to verify it and again to render it, its checks to render it
+        assert len(read["bodies"]) == 48 and len(read["checks"]) == 24
+        assert os.getpid() not in {int(pid) for pid in read["bodies"] + read["checks"]}
+    assert_as_cold(project)
+
+
+def test_records_are_held_up_to_a_size() -> None:
+    assert kept_records.holds_records([1 << 20] * 64)  # 64 MB: about 2,700 guides today
+    assert not kept_records.holds_records([1 << 20] * 64 + [1])
+    assert kept_records.holds_records([])
 
 
 class Checks(list[Any]):
@@ -244,8 +293,13 @@ def test_a_build_holds_one_raw_record_at_a_time(
     assert_as_cold(project)
 
 
-def test_a_record_saved_while_pages_render_stops_the_build(project: Project) -> None:
+def test_a_record_saved_while_pages_render_stops_the_build(
+    project: Project, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A big site's workers read its records again: one saved since it was first read is
+    an input error, not a page made of other bytes than its verification."""
     grow(project, 20)
+    monkeypatch.setattr(kept_records, "HELD_RECORD_BYTES", 0)
     config = BuildConfig.for_root(project.root, jobs=2)
     assert build(config).written
     before = tree_digest(project.out)
@@ -260,4 +314,27 @@ def test_a_record_saved_while_pages_render_stops_the_build(project: Project) -> 
         build(config, on_stage=save)
     assert tree_digest(project.out) == before
     assert build(config).written
+    assert_as_cold(project)
+
+
+def test_a_record_saved_while_a_small_site_renders_is_built_next_time(project: Project) -> None:
+    """A small site's build holds the bytes it read: the site it writes is of those, and
+    the next build (which the save does not let skip) is of the saved ones."""
+    grow(project, 20)
+    config = BuildConfig.for_root(project.root, jobs=2)
+    path = project.root / RECORD
+    first = path.read_bytes()
+
+    def save(stage: str) -> None:
+        if stage == "render":
+            path.write_bytes(first.replace(b"GLM", b"GLN", 1))
+
+    assert build(config, on_stage=save).written
+    saved = path.read_bytes()
+    path.write_bytes(first)
+    assert_as_cold(project)  # the bytes it read
+    path.write_bytes(saved)
+    os.utime(path, ns=(time.time_ns(), time.time_ns()))
+    again = build(config)
+    assert again.written and not again.unchanged
     assert_as_cold(project)

@@ -20,12 +20,17 @@ from site_builder.runtime.workers import run_each
 
 
 def kept_or_verified(
-    cache: BuildCache, keys: Sequence[str], tasks: Sequence[Callable[[], Verification]], jobs: int
+    cache: BuildCache,
+    keys: Sequence[str],
+    tasks: Sequence[Callable[[], Verification]],
+    jobs: int,
+    *,
+    hold: bool = False,
 ) -> list[Verification]:
     """Return `[task() for task in tasks]`: each read back from the cache when an entry for
-    its key is there, the others verified over `jobs` processes and kept. (Each task holds
-    one record: the preview keeps a verification, and so its task, from one rebuild to the
-    next.)"""
+    its key is there, the others verified over `jobs` processes and kept; unless `hold`, a
+    verification kept on disk keeps only its head in memory. (Each task holds one record:
+    the preview keeps a verification, and so its task, from one rebuild to the next.)"""
     found: dict[int, Verification] = {}
     for index, key in enumerate(keys):
         held = cache.recall(VERIFY, key)
@@ -45,7 +50,7 @@ def kept_or_verified(
     def kept(position: int, verification: Verification) -> Verification:
         index = missing[position]
         on_disk = cache.write(VERIFY, keys[index], partial(dump_verification, verification))
-        if on_disk:  # read back where needed: the checks need not stay in memory
+        if on_disk and not hold:  # read back where needed: the checks need not stay here
             load = _every_check(cache, keys[index], tasks[index])
             checks = LaterChecks(verification.unsettled, _counted(verification), load)
             verification = Verification(verification.source, checks, verification.warnings)

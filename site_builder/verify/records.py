@@ -36,9 +36,11 @@ _TIME_KEY = re.compile(r"[a-z](At|LastModified)$")
 
 
 def verify_site(
-    site: Site, jobs: int = 1, cache: BuildCache | None = None
+    site: Site, jobs: int = 1, cache: BuildCache | None = None, *, hold: bool = False
 ) -> dict[str, Verification]:
-    """Verify every guide's record (over `jobs` processes, or from `cache`); by operationId."""
+    """Verify every guide's record (over `jobs` processes, or from `cache`); by operationId.
+    A verification made now keeps its every check in memory if `hold`, else only what the
+    checks and the report show (`kept_or_verified`)."""
     guides, rules = site.guides, site.rules
     tasks = [partial(verify, guide.evidence, rules) for guide in guides]
     if cache is None:
@@ -47,7 +49,7 @@ def verify_site(
     else:
         context = verify_digest(site)
         keys = [verification_key(guide, context, cache) for guide in guides]
-        checked = kept_or_verified(cache, keys, tasks, jobs)
+        checked = kept_or_verified(cache, keys, tasks, jobs, hold=hold)
     return {
         guide.evidence.operation_id: replace(done, stored_as=key) if key else done
         for guide, done, key in zip(guides, checked, keys, strict=True)
