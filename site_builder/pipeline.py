@@ -97,13 +97,15 @@ def build(
     with clock.stage("load"):
         inputs = load_inputs(config, cache, known, kept=heads.kept if heads else ())
     with clock.stage("validate"):
-        kept, hold = None, None
+        kept, hold, spread = None, None, None
         if heads is not None:  # with workers, a big site's records are let go as they are read
             kept = partial(heads.evidence, config.root)
             digest_of = partial(evidence_digest, cache=None)
             release = config.jobs > 1 and not holding
             hold = partial(heads.hold, config.root, digest_of, release)
-        normalized = normalize(inputs, cache, kept, hold)
+            if release:  # and validated over the workers too, whose bodies stay there
+                spread = partial(heads.sent, digest_of)
+        normalized = normalize(inputs, cache, kept, hold, spread, config.jobs)
     del inputs
     # Keys read by shape anywhere in a record (caveats, verdicts) and word spellings come
     # from the project's vocabulary for the whole build.

@@ -274,22 +274,32 @@ def test_rendering_a_kept_record_lets_it_go_after(
     assert_as_cold(project)
 
 
+@pytest.mark.parametrize(("jobs", "size"), [(1, "small"), (2, "small"), (2, "big")])
 def test_a_build_holds_one_raw_record_at_a_time(
-    project: Project, monkeypatch: pytest.MonkeyPatch
+    project: Project, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, jobs: int, size: str
 ) -> None:
+    """Each process validating records reads, validates and lets go of one raw record at a
+    time: the builder, or on a big site with workers (whose bodies stay there), the workers."""
     grow(project, 20)
-    alive: list[int] = []
+    if size == "big":
+        monkeypatch.setattr(kept_records, "HELD_RECORD_BYTES", 0)
+    log = tmp_path / "alive"
     validate = normalize_module.record_evidence
 
     def counted(raw: RawRecord, *args: object) -> object:
         gc.collect()
         records = (item for item in gc.get_objects() if isinstance(item, RawRecord))
-        alive.append(sum(1 for item in records if item.source.startswith("records/")))
+        alive = sum(1 for item in records if item.source.startswith("records/"))
+        with log.open("a", encoding="utf-8") as stream:
+            stream.write(f"{os.getpid()} {alive}\n")
         return validate(raw, *args)
 
     monkeypatch.setattr(normalize_module, "record_evidence", counted)
-    assert build(BuildConfig.for_root(project.root, jobs=2)).written
-    assert len(alive) == 24 and max(alive) == 1  # read, validated and let go, one by one
+    assert build(BuildConfig.for_root(project.root, jobs=jobs)).written
+    seen = [tuple(map(int, line.split())) for line in log.read_text().splitlines()]
+    assert len(seen) == 24 and max(alive for _, alive in seen) == 1
+    where = {pid for pid, _ in seen}
+    assert where == {os.getpid()} if size == "small" else os.getpid() not in where
     assert_as_cold(project)
 
 

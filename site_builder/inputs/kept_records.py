@@ -84,13 +84,24 @@ class KeptHeads:
     ) -> Evidence:
         """Return a record this build read carrying its digest, and with a body that can be
         read again from its file (its sha256 known): let go of at once if `release` (the
-        workers that verify and render it read it), else held until `release_bodies`."""
+        workers that verify and render it read it), else held until `release_bodies`. A
+        record validated in another process comes `sent`: its digest made, its body left."""
         sha256, name = self._digests.get(evidence.source, ""), evidence.source
-        if not isinstance(evidence.body, RecordBody) or len(sha256) != 64:
+        if not isinstance(evidence.body, RecordBody | LaterBody) or len(sha256) != 64:
             return evidence
         load = partial(_body, root / name, name, sha256, vocabulary)
-        body = LaterBody(load, None if release else evidence.body)
-        return replace(evidence, body=body, digest=digest_of(evidence))
+        held = evidence.body if isinstance(evidence.body, RecordBody) and not release else None
+        return replace(evidence, body=LaterBody(load, held), digest=digest_of(evidence))
+
+    def sent(self, digest_of: DigestOf, evidence: Evidence) -> Evidence:
+        """Return a record validated in another process as it goes back to `hold`, which
+        lets go of its body: with its digest made there, and without its body (at 10,000
+        guides, none of them travels)."""
+        sha256 = self._digests.get(evidence.source, "")
+        if not isinstance(evidence.body, RecordBody) or len(sha256) != 64:
+            return evidence
+        left = LaterBody(_left_where_validated)
+        return replace(evidence, body=left, digest=digest_of(evidence))
 
     def keep(self, records: Iterable[tuple[Evidence, str]]) -> None:
         """Keep the head of each (record, digest of its record) whose file's sha256 is known;
@@ -103,6 +114,11 @@ class KeptHeads:
         data = json.dumps(heads, ensure_ascii=False).encode("utf-8")
         if data != self._read:
             self._cache.write(HEADS, self._key, data)
+
+
+def _left_where_validated() -> RecordBody:
+    """The body of a record `sent` without it; `hold` gives it a way to read it again."""
+    raise RuntimeError("a record's body was left where it was validated")
 
 
 def holds_records(sizes: Iterable[int]) -> bool:

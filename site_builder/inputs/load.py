@@ -11,7 +11,7 @@ import os
 import re
 import stat
 import time
-from collections.abc import Callable, Collection, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -117,18 +117,52 @@ def load_inputs(
     return inputs
 
 
+RawOutcome = RawRecord | UnreadRecord | None
+"""What reading one record file gave: the record, the problem reading it, or None when it is
+not one to read (kept on disk, a folder, gone since the listing)."""
+
+
+class RecordFiles:
+    """The record files of a build, in sorted order, each read and decoded only when asked
+    (`read`), so the raw records are never all in memory at once: iterated one by one, or
+    read by index in the processes that validate them (`normalize`)."""
+
+    def __init__(self, entries: Sequence[Entry], read: Callable[[Entry], RawOutcome]) -> None:
+        self._entries, self._read = tuple(entries), read
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def read(self, index: int) -> RawOutcome:
+        """Return what reading the file at `index` gives."""
+        return self._read(self._entries[index])
+
+    def __iter__(self) -> Iterator[RawRecord | UnreadRecord]:
+        for index in range(len(self._entries)):
+            if (record := self.read(index)) is not None:
+                yield record
+
+
 def _records(
     config: BuildConfig, cache: BuildCache | None, known: KnownFiles | None, kept: Collection[str]
-) -> Iterator[RawRecord | UnreadRecord]:
-    """Yield each record file (none `kept`), read and decoded as it is reached, in sorted
+) -> Iterable[RawRecord | UnreadRecord]:
+    """Return each record file (none `kept`), read and decoded as it is reached, in sorted
     order; with `known` (the preview's), those nobody saw change are not looked at again."""
-    for outcome in _outcomes(
-        config, config.records_dir, "*.json", decode_record, cache, known, kept
-    ):
+
+    def record(outcome: tuple[str, Any] | Problem | None) -> RawOutcome:
         if isinstance(outcome, Problem):
-            yield UnreadRecord(outcome, _operation_id_hint(config.root / outcome.source))
-        elif outcome is not None:
-            yield RawRecord(*outcome)
+            return UnreadRecord(outcome, _operation_id_hint(config.root / outcome.source))
+        return None if outcome is None else RawRecord(*outcome)
+
+    folder, pattern = config.records_dir, "*.json"
+    if known is not None:
+        found = _outcomes(config, folder, pattern, decode_record, cache, known, kept)
+        return tuple(item for item in map(record, found) if item is not None)
+
+    def read(entry: Entry) -> RawOutcome:
+        return record(_read_one(config, entry, decode_record, cache, None, kept))
+
+    return RecordFiles(listed(folder, pattern), read)
 
 
 def _images(config: BuildConfig, known: KnownFiles | None) -> tuple[RawImage, ...]:

@@ -6,19 +6,20 @@ Records are resolved by the record vocabulary (`evidence`), validated first.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from functools import partial
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
 from site_builder.cache.store import BuildCache
 from site_builder.errors import Problem
 from site_builder.inputs.evidence import record_evidence
+from site_builder.inputs.load import RecordFiles
 from site_builder.model.formula import FormulaError, parse
 from site_builder.model.images import inspect_image
 from site_builder.model.models import Doc, Normalized
-from site_builder.model.raw import Inputs, RawDoc, UnreadRecord
+from site_builder.model.raw import Inputs, RawDoc, RawRecord, UnreadRecord
 from site_builder.model.record_model import Evidence
 from site_builder.model.schema import (
     Acknowledgement,
@@ -30,6 +31,7 @@ from site_builder.model.schema import (
     SiteSettings,
 )
 from site_builder.model.vocabulary import Vocabulary
+from site_builder.runtime.workers import run_each
 from site_builder.urls import page_key
 
 Model = TypeVar("Model", bound=BaseModel)
@@ -41,19 +43,24 @@ def normalize(
     cache: BuildCache | None = None,
     kept: Callable[[Vocabulary], list[Evidence]] | None = None,
     hold: Callable[[Evidence, Vocabulary], Evidence] | None = None,
+    spread: Callable[[Evidence], Evidence] | None = None,
+    jobs: int = 1,
 ) -> Normalized:
     """Validate every input, keeping the valid ones and every problem for `assemble` to report;
     a `cache` in memory (the preview's) validates only records and front matter that changed.
     `kept` gives the Evidence of the records that were valid and have not changed since
     (`kept_records`), which were not read; `hold` decides what of each record read is kept
-    (`KeptHeads.hold`), as it is read, so the raw records are never all in memory at once."""
+    (`KeptHeads.hold`), as it is read, so the raw records are never all in memory at once.
+    With `spread` the records are read and validated over `jobs` processes, and `spread`
+    makes each valid one ready to come back (`KeptHeads.sent`: without its body)."""
     problems = list(inputs.problems)
     settings = _validate(SiteSettings, inputs.settings.front, inputs.settings.source, "", problems)
     # The same object while the file is unchanged: its spelling remembers the headings it made.
     raw_words = inputs.vocabulary
     check_words = partial(vocabulary_of, raw_words)
     vocabulary = _once(cache, ("vocabulary",), raw_words and raw_words.front, problems, check_words)
-    evidence, read, invalid_ids = _records(inputs, vocabulary, cache, problems, hold)
+    validated = _validated(inputs, vocabulary, cache, spread, jobs)
+    evidence, read, invalid_ids = _records(validated, vocabulary, problems, hold)
     if kept is not None and vocabulary is not None:
         evidence += (item for item in kept(vocabulary) if item.source not in read)
         evidence.sort(key=lambda item: item.source)
@@ -82,35 +89,90 @@ def normalize(
     )
 
 
-def _records(
+class Refused(NamedTuple):
+    """A record read but not valid: its problems, and its operationId if it names one."""
+
+    source: str
+    problems: tuple[Problem, ...]
+    operation_id: str | None
+
+
+Outcome = UnreadRecord | Refused | Evidence
+"""What reading and validating one record gave."""
+SPREAD_FROM = 16
+"""Below this many record files, validating them in other processes costs more than it saves."""
+
+
+def _validated(
     inputs: Inputs,
     vocabulary: Vocabulary | None,
     cache: BuildCache | None,
+    spread: Callable[[Evidence], Evidence] | None,
+    jobs: int,
+) -> Iterable[Outcome]:
+    """Return what reading and validating each record gave, in order: as they are iterated
+    here, or with `spread` (a big site's build) read and validated over `jobs` forked
+    processes, each valid one made ready by `spread` to come back."""
+    files = inputs.records
+    few = not isinstance(files, RecordFiles) or len(files) < SPREAD_FROM
+    if spread is None or vocabulary is None or jobs <= 1 or few:
+        words = vocabulary.model_dump_json() if cache is not None and vocabulary else ""
+        return (_outcome(record, vocabulary, cache, words) for record in files)
+
+    def validated(index: int) -> Outcome | None:
+        record = files.read(index)
+        if record is None:
+            return None
+        outcome = _outcome(record, vocabulary, None, "")
+        return spread(outcome) if isinstance(outcome, Evidence) else outcome
+
+    return (outcome for outcome in run_each(validated, len(files), jobs) if outcome is not None)
+
+
+def _outcome(
+    record: RawRecord | UnreadRecord,
+    vocabulary: Vocabulary | None,
+    cache: BuildCache | None,
+    words: str,
+) -> Outcome:
+    """Validate one record read (the preview's `cache` validates it once while it and the
+    vocabulary, `words`, are the same)."""
+    if isinstance(record, UnreadRecord):
+        return record
+    operation_id = record.data.get("operationId")
+    refused = Refused(record.source, (), operation_id if isinstance(operation_id, str) else None)
+    if vocabulary is None:
+        return refused
+    found: list[Problem] = []
+    validate = partial(record_evidence, record, vocabulary)
+    item = _once(cache, ("evidence", record.source, words), record.data, found, validate)
+    return item if item is not None else refused._replace(problems=tuple(found))
+
+
+def _records(
+    outcomes: Iterable[Outcome],
+    vocabulary: Vocabulary | None,
     problems: list[Problem],
     hold: Callable[[Evidence, Vocabulary], Evidence] | None,
 ) -> tuple[list[Evidence], set[str], frozenset[str]]:
-    """Validate each record as it is read; return the valid ones (as `hold` keeps them), the
-    sources read, and the operationIds of the records that are not valid. A problem reading
-    a record goes before every other problem, as it was met first."""
+    """Take each record's outcome as it comes; return the valid ones (as `hold` keeps them),
+    the sources read, and the operationIds of the records that are not valid. A problem
+    reading a record goes before every other problem, as it was met first."""
     evidence: list[Evidence] = []
     read: set[str] = set()
     invalid_ids: set[str] = set()
     read_problems: list[Problem] = []
-    words = vocabulary.model_dump_json() if cache is not None and vocabulary is not None else ""
-    for record in inputs.records:
-        if isinstance(record, UnreadRecord):
-            read_problems.append(record.problem)
-            invalid_ids.update([record.operation_id] if record.operation_id else [])
+    for outcome in outcomes:
+        if isinstance(outcome, UnreadRecord):
+            read_problems.append(outcome.problem)
+            invalid_ids.update([outcome.operation_id] if outcome.operation_id else [])
             continue
-        read.add(record.source)
-        item = None
-        if vocabulary is not None:
-            validate = partial(record_evidence, record, vocabulary)
-            item = _once(cache, ("evidence", record.source, words), record.data, problems, validate)
-        if item is not None and vocabulary is not None:
-            evidence.append(hold(item, vocabulary) if hold is not None else item)
-        elif isinstance(operation_id := record.data.get("operationId"), str):
-            invalid_ids.add(operation_id)
+        read.add(outcome.source)
+        if isinstance(outcome, Refused):
+            problems.extend(outcome.problems)
+            invalid_ids.update([outcome.operation_id] if outcome.operation_id else [])
+        elif vocabulary is not None:
+            evidence.append(hold(outcome, vocabulary) if hold is not None else outcome)
     problems[:0] = read_problems
     return evidence, read, frozenset(invalid_ids)
 
