@@ -51,9 +51,7 @@ def load_inputs(
     are read as `normalize` iterates them, but with `known` here; those `kept` (by source:
     `kept_records`) are not read."""
     problems: list[Problem] = []
-    records: Iterable[RawRecord | UnreadRecord] = _records(config, cache, known, kept)
-    if known is not None:  # before `known.loaded`
-        records = tuple(records)
+    records = _records(config, cache, known, kept)  # with `known`, read before `known.loaded`
     fronts = KeptFronts(cache)
     docs = [
         RawDoc(source, front, body, body_line)
