@@ -40,7 +40,8 @@ from site_builder.render.deploy import static_pages
 from site_builder.render.site_pages import render_site
 from site_builder.render.stored_pages import HTML, SCAN, finished, links_folder, settled
 from site_builder.runtime.stopwatch import Stopwatch
-from site_builder.verify.records import verify_site
+from site_builder.verify.kept_verifications import Deferred
+from site_builder.verify.records import kept_or_deferred_site, settle_deferred, verify_site
 
 
 def build(
@@ -154,8 +155,14 @@ def _build(
     """
     with clock.stage("validate"):
         site = assemble(normalized, config.build_date, production=config.production, cache=cache)
+    # With a cache on disk, the records it has no verification of are verified by the
+    # workers rendering their pages (`Deferred`), which read each record once.
+    deferred: dict[str, Deferred] = {}
     with clock.stage("verify"):
-        verifications = verify_site(site, config.jobs, cache, hold=holding)
+        if cache is not None and cache.memory is None and output.serve is None:
+            verifications, deferred = kept_or_deferred_site(site, cache)
+        else:
+            verifications = verify_site(site, config.jobs, cache, hold=holding)
     if config.jobs > 1 and not holding:  # the workers rendering pages read their records
         release_bodies(normalized.evidence)
     write, indexed = output.write, output.write and output.search
@@ -175,7 +182,13 @@ def _build(
                 html=output.html and not leave_out_drafts,
                 later=shown_first,
                 on_disk=on_disk,
+                deferred=deferred,
             )
+        if deferred and cache is not None:
+            with clock.stage("verify"):
+                pages, verifications = settle_deferred(
+                    site, pages, verifications, deferred, cache, config.jobs
+                )
         search = _start_search(stack, pages, site, config, wanted, clock, cache)
         if shown_first:
             with clock.stage("write"):

@@ -210,7 +210,8 @@ def test_a_small_sites_workers_read_no_record_and_no_check_again(
     project: Project, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, size: str
 ) -> None:
     """Within HELD_RECORD_BYTES a build holds what it read, and the workers it forks to
-    verify and render share it; a bigger site's workers read each record and its checks."""
+    render (and verify) share it; a bigger site's workers read each record once, to verify
+    it and render its page, and no check back."""
     grow(project, 20)
     if size == "big":
         monkeypatch.setattr(kept_records, "HELD_RECORD_BYTES", 0)
@@ -224,9 +225,9 @@ def test_a_small_sites_workers_read_no_record_and_no_check_again(
     if size == "small":
         assert read == {"bodies": [], "checks": []}
         assert held["render"] - held["unchanged"] == 24  # held here, shared with the workers
-    else:  # each record read to verify it and again to render it, its checks to render it
-        assert len(read["bodies"]) == 48 and len(read["checks"]) == 24
-        assert os.getpid() not in {int(pid) for pid in read["bodies"] + read["checks"]}
+    else:  # each record read once, where it is verified and its page rendered
+        assert len(read["bodies"]) == 24 and read["checks"] == []
+        assert os.getpid() not in {int(pid) for pid in read["bodies"]}
     assert_as_cold(project)
 
 

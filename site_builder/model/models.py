@@ -161,6 +161,10 @@ class Page:
     """The file holding its bytes when `content` is left empty (see `stored_pages`)."""
     sha256: str = ""
     """The sha256 of its bytes, when they are `stored`."""
+    verified: bytes | Verification | None = field(default=None, compare=False, repr=False)
+    """What the worker that rendered a guide page verified of its record, on its way to the
+    builder (`kept_verifications.verified_here`): the head of the cache entry it wrote, or
+    the whole verification if it could not write it."""
 
     def read(self) -> bytes:
         """Return the page's bytes, from `stored` when the page does not hold them."""

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +42,7 @@ from site_builder.render.scan import scanned_guide_page
 from site_builder.render.stored_pages import reused_pages
 from site_builder.render.template_errors import template_problem
 from site_builder.runtime.lending import lent
+from site_builder.verify.kept_verifications import Deferred, verified_here
 
 _LITERAL_ID = re.compile(r'\bid="([^"{}]+)"')
 TEMPLATE_ERRORS = (TemplateError, OSError, ArithmeticError, LookupError, TypeError, ValueError)
@@ -125,12 +127,14 @@ def guide_pages(
     html: bool,
     later: bool = False,
     on_disk: Path | None = None,
+    deferred: Mapping[str, Deferred] | None = None,
 ) -> list[Page]:
     """Build each guide's view, render it and scan it, over `config.jobs` processes; reuse
     the pages `cache` has for the same guide and site (without their bytes unless `html`;
     `site_key` digests the site without its guides' summaries). With `later`, a page
     rendered now is scanned later; with `on_disk`, pages leave their bytes in the cache (see
-    `stored_pages.reused_pages`).
+    `stored_pages.reused_pages`). A guide whose verification is `deferred` is verified where
+    its page is rendered, and the page carries it to the builder (`Page.verified`).
 
     The templates are compiled before the workers fork. A failure building a view is a
     builder bug; a template error is located here, where its traceback still exists.
@@ -145,10 +149,24 @@ def guide_pages(
     except (TemplateError, OSError) as error:
         raise InputError([template_problem(error, config)]) from None
     navigation = navigation_of(site, cache)
+    deferred = deferred or {}
 
     def guide_page(index: int) -> Page:
         guide = site.guides[index]
         verification = verifications.get(guide.evidence.operation_id)
+        sent = None
+        if (
+            verification is None
+            and cache is not None
+            and (later := deferred.get(guide.evidence.operation_id))
+        ):
+            # Read before verifying, so verifying does not let go of it: the page reads it next.
+            guide.evidence.record  # noqa: B018
+            verification, sent = verified_here(cache, later)
+        page = _guide_page(guide, verification)
+        return page if sent is None else replace(page, verified=sent)
+
+    def _guide_page(guide: Guide, verification: Verification | None) -> Page:
         try:
             view = page_view(
                 guide, site, verification, reserved, lambda href: link_target(href, site)

@@ -42,6 +42,7 @@ from site_builder.render.site_files import asset_pages, image_pages, sitemap_url
 from site_builder.render.stored_pages import reused_pages
 from site_builder.render.template_errors import template_problem
 from site_builder.urls import alias_file
+from site_builder.verify.kept_verifications import Deferred
 
 LATEST_ON_HOME = 10
 
@@ -55,13 +56,15 @@ def render_site(
     html: bool = True,
     later: bool = False,
     on_disk: Path | None = None,
+    deferred: Mapping[str, Deferred] | None = None,
 ) -> list[Page]:
     """Return every page of the site (guides over `config.jobs` processes, or from `cache`);
     template errors become one InputError. Without `html`, guide and tag pages come without
     their bytes (for an audit: their scans are what the checks read); with `on_disk` (a
     folder of this build's), with their bytes in the cache's files, linked there. With
     `later`, guide and tag pages rendered now are scanned by `stored_pages.finished` (the
-    preview shows them first)."""
+    preview shows them first). A guide whose verification is `deferred` is verified where its
+    page is rendered (`pages.guide_pages`)."""
     verifications = verifications or {}
     env, templates_key = environment(config.templates_dir, cache)
     pages, asset_urls = asset_pages(site.assets)
@@ -80,6 +83,7 @@ def render_site(
         html,
         later,
         on_disk,
+        deferred,
     )
     pages += [*guides, *image_pages(guides, site.images)]
     try:

@@ -5,12 +5,18 @@ verify and how many there are) and every check. A build reads the head alone (ch
 own checksum), which is all its checks and report show, and every check only for a page it
 renders; if the entry is gone by then, the record is verified again. A build that verified a
 record keeps its head alone in memory once the entry is written.
+
+A build with a cache on disk leaves a record the cache has no verification of to the worker
+that renders its page (`Deferred`): the worker verifies it, draws the page from it, writes
+the entry and sends back its head alone (`verified_here`, `received`). The record is read
+once, in one process, and no check travels between processes.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 from functools import partial
 
 from site_builder.cache.reuse import VERIFY
@@ -31,20 +37,7 @@ def kept_or_verified(
     its key is there, the others verified over `jobs` processes and kept; unless `hold`, a
     verification kept on disk keeps only its head in memory. (Each task holds one record:
     the preview keeps a verification, and so its task, from one rebuild to the next.)"""
-    found: dict[int, Verification] = {}
-    for index, key in enumerate(keys):
-        held = cache.recall(VERIFY, key)
-        if isinstance(held, Verification):
-            found[index] = held
-            continue
-        head = cache.read_head(VERIFY, key)
-        if head is not None:
-            try:
-                found[index] = _from_head(head, _every_check(cache, key, tasks[index]))
-            except (ValueError, KeyError, TypeError):  # a damaged entry: verify again
-                cache.misses += 1
-                continue
-            cache.hold(VERIFY, key, found[index])
+    found = _kept(cache, keys, tasks)
     missing = [index for index in range(len(keys)) if index not in found]
 
     def kept(position: int, verification: Verification) -> Verification:
@@ -60,6 +53,79 @@ def kept_or_verified(
     verified = run_each(lambda position: tasks[missing[position]](), len(missing), jobs, kept)
     found.update(zip(missing, verified, strict=True))
     return [found[index] for index in range(len(keys))]
+
+
+@dataclass(frozen=True)
+class Deferred:
+    """A record's verification left to the worker that renders its page (`verified_here`)."""
+
+    key: str
+    """The verification's key in the build cache."""
+    task: Callable[[], Verification]
+    """What verifies the record."""
+
+
+def kept_or_deferred(
+    cache: BuildCache, keys: Sequence[str], tasks: Sequence[Callable[[], Verification]]
+) -> list[Verification | Deferred]:
+    """Return each verification the cache has (read back as `kept_or_verified` reads it),
+    and for each other record what verifies it where its page is rendered."""
+    found = _kept(cache, keys, tasks)
+    return [
+        found[index] if index in found else Deferred(key, tasks[index])
+        for index, key in enumerate(keys)
+    ]
+
+
+def verified_here(
+    cache: BuildCache, deferred: Deferred
+) -> tuple[Verification, bytes | Verification]:
+    """Verify a record where its page is rendered (a worker) and keep the verification in the
+    cache; return it, and what goes back to the builder (`received`): the entry's head if
+    the entry is on disk now, else the whole verification."""
+    verification = deferred.task()
+    entry = dump_verification(verification)
+    if cache.write(VERIFY, deferred.key, entry):
+        return verification, _lines(entry)[1]
+    return verification, verification
+
+
+def received(cache: BuildCache, deferred: Deferred, sent: bytes | Verification) -> Verification:
+    """Return the verification a worker made (`verified_here`): from its head, its checks
+    read back from the entry the worker wrote when asked."""
+    cache.keep(VERIFY, deferred.key)
+    if isinstance(sent, Verification):
+        verification = sent
+    else:
+        verification = _from_head(sent, _every_check(cache, deferred.key, deferred.task))
+    return replace(verification, stored_as=deferred.key)
+
+
+def head_source(head: bytes) -> str:
+    """Return the record a verification's head (`verified_here`) is of."""
+    return str(json.loads(head)["source"])
+
+
+def _kept(
+    cache: BuildCache, keys: Sequence[str], tasks: Sequence[Callable[[], Verification]]
+) -> dict[int, Verification]:
+    """Return the verifications the cache has, by index: held in memory (the preview's) or
+    their heads read back, their checks read when asked."""
+    found: dict[int, Verification] = {}
+    for index, key in enumerate(keys):
+        held = cache.recall(VERIFY, key)
+        if isinstance(held, Verification):
+            found[index] = held
+            continue
+        head = cache.read_head(VERIFY, key)
+        if head is not None:
+            try:
+                found[index] = _from_head(head, _every_check(cache, key, tasks[index]))
+            except (ValueError, KeyError, TypeError):  # a damaged entry: verify again
+                cache.misses += 1
+                continue
+            cache.hold(VERIFY, key, found[index])
+    return found
 
 
 def dump_verification(verification: Verification) -> bytes:

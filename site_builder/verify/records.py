@@ -8,7 +8,7 @@ derived number no rule covers is checked against a formula inferred from its nei
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime
 from fnmatch import fnmatchcase
@@ -20,13 +20,19 @@ from site_builder.cache.reuse import verification_key, verify_digest
 from site_builder.cache.store import BuildCache
 from site_builder.model.claims import ClaimCheck, Verification, agrees, rounded
 from site_builder.model.formula import FormulaError, evaluate
-from site_builder.model.models import Evidence, Site
+from site_builder.model.models import Evidence, Page, Site
 from site_builder.model.schema import DerivedRule, RuleFile, is_http_url
 from site_builder.model.vocabulary import in_use
 from site_builder.runtime.lending import lent
 from site_builder.runtime.workers import run_each
 from site_builder.verify.infer import NO_RULE, Node, infer
-from site_builder.verify.kept_verifications import kept_or_verified
+from site_builder.verify.kept_verifications import (
+    Deferred,
+    head_source,
+    kept_or_deferred,
+    kept_or_verified,
+    received,
+)
 from site_builder.verify.measurements import uncaveated_measurements
 
 _HEX = re.compile(r"^[0-9a-f]+$")
@@ -47,12 +53,72 @@ def verify_site(
         checked = run_each(lambda index: tasks[index](), len(tasks), jobs)
         keys = [""] * len(guides)
     else:
-        context = verify_digest(site)
-        keys = [verification_key(guide, context, cache) for guide in guides]
+        keys = _keys(site, cache)
         checked = kept_or_verified(cache, keys, tasks, jobs, hold=hold)
     return {
         guide.evidence.operation_id: replace(done, stored_as=key) if key else done
         for guide, done, key in zip(guides, checked, keys, strict=True)
+    }
+
+
+def kept_or_deferred_site(
+    site: Site, cache: BuildCache
+) -> tuple[dict[str, Verification], dict[str, Deferred]]:
+    """Return the verifications `cache` has, by operationId, and the others `Deferred`: each
+    record is verified by the worker rendering its page (`render.pages.guide_pages`), which
+    reads it once; `settle_deferred` then has them all."""
+    rules, keys = site.rules, _keys(site, cache)
+    tasks = [partial(verify, guide.evidence, rules) for guide in site.guides]
+    verifications: dict[str, Verification] = {}
+    deferred: dict[str, Deferred] = {}
+    for guide, done, key in zip(
+        site.guides, kept_or_deferred(cache, keys, tasks), keys, strict=True
+    ):
+        if isinstance(done, Deferred):
+            deferred[guide.evidence.operation_id] = done
+        else:
+            verifications[guide.evidence.operation_id] = replace(done, stored_as=key)
+    return verifications, deferred
+
+
+def _keys(site: Site, cache: BuildCache) -> list[str]:
+    """Return the cache key of each guide's verification."""
+    context = verify_digest(site)
+    return [verification_key(guide, context, cache) for guide in site.guides]
+
+
+def settle_deferred(
+    site: Site,
+    pages: Sequence[Page],
+    verifications: Mapping[str, Verification],
+    deferred: Mapping[str, Deferred],
+    cache: BuildCache,
+    jobs: int,
+) -> tuple[list[Page], dict[str, Verification]]:
+    """Return the pages without the verifications they carry, and every guide's verification
+    (in the site's order, as `verify_site` returns them): each deferred one as the worker
+    that rendered its guide's page sent it back with the page, or (that page came from the
+    cache) verified now."""
+    name_of = {guide.evidence.source: guide.evidence.operation_id for guide in site.guides}
+    made: dict[str, Verification] = {}
+    settled: list[Page] = []
+    for page in pages:
+        if page.verified is not None:
+            sent = page.verified
+            name = name_of[sent.source if isinstance(sent, Verification) else head_source(sent)]
+            made[name] = received(cache, deferred[name], sent)
+            page = replace(page, verified=None)
+        settled.append(page)
+    left = [name for name in deferred if name not in made]
+    if left:  # their pages came from the cache
+        keys = [deferred[name].key for name in left]
+        tasks = [deferred[name].task for name in left]
+        done = kept_or_verified(cache, keys, tasks, jobs)
+        for name, key, verification in zip(left, keys, done, strict=True):
+            made[name] = replace(verification, stored_as=key)
+    every = {**verifications, **made}
+    return settled, {
+        guide.evidence.operation_id: every[guide.evidence.operation_id] for guide in site.guides
     }
 
 
