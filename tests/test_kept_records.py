@@ -192,14 +192,19 @@ def test_a_big_sites_records_are_let_go_as_they_are_read(
 
 
 def reads_in_every_process(
-    monkeypatch: pytest.MonkeyPatch, module: Any, name: str, log: Path
+    monkeypatch: pytest.MonkeyPatch,
+    module: Any,
+    name: str,
+    log: Path,
+    about: Callable[..., str] | None = None,
 ) -> None:
-    """Log each call of `module.name` to `log`, from this process and any it forks."""
+    """Log each call of `module.name` to `log`, from this process and any it forks: a line
+    of its process id and, with `about`, what `about(*args)` says the call is about."""
     original = getattr(module, name)
 
     def logged(*args: Any) -> Any:
         with log.open("a", encoding="utf-8") as stream:
-            stream.write(f"{os.getpid()}\n")
+            stream.write(f"{os.getpid()} {about(*args)}\n" if about else f"{os.getpid()}\n")
         return original(*args)
 
     monkeypatch.setattr(module, name, logged)
