@@ -225,8 +225,8 @@ def _build(
                 staged.add([*pages, *static_pages(site)])
         bundle: list[Page] = []
         if written and search is not None:
-            with clock.stage("search index"):
-                bundle = search.pages()
+            with clock.stage("search index"):  # each shard's bundle staged as it is made
+                bundle = search.pages(staged.add if staged is not None else None)
         pages += bundle
         report = _report(site, pages, findings, verifications, written, leave_out_drafts)
         if written:
@@ -234,7 +234,6 @@ def _build(
                 if staged is None:
                     _write(pages, site, config, output, report)
                 else:
-                    staged.add(bundle)
                     staged.publish()
                 _prune(cache, indexed=search is not None)
         if on_disk is not None:  # its links are removed as the build ends

@@ -832,10 +832,10 @@ def test_the_site_is_written_while_pagefind_indexes_it(
     staged: list[str] = []
     waited = search.SearchIndex.pages
 
-    def pages(index: search.SearchIndex) -> list[Page]:
+    def pages(index: search.SearchIndex, take: Any = None) -> list[Page]:
         (folder,) = [p for p in built.out.parent.iterdir() if ".staging-" in p.name]
         staged.extend(sorted(path.relative_to(folder).as_posix() for path in folder.rglob("*")))
-        return waited(index)
+        return waited(index, take)
 
     monkeypatch.setattr(search.SearchIndex, "pages", pages)
     edit(built, "content/vocabulary.yaml", r"\Z", "\n")  # inputs changed: not skipped

@@ -26,6 +26,7 @@ from site_builder.errors import OutputError
 from site_builder.model.models import Page
 from site_builder.model.schema import SiteSettings
 from site_builder.output import search, shard_cache, shards
+from site_builder.output.write import StagedSite
 from site_builder.pipeline import build
 from site_builder.preview.builds import Previewer
 from site_builder.runtime import workers
@@ -256,6 +257,48 @@ def test_a_shard_that_fails_while_another_is_indexed_fails_the_build_in_one_line
     assert "Traceback" not in done.stderr
     assert time.monotonic() - started < 30
     assert tree_digest(project.out) == before
+
+
+SLOW_LAST_SHARD = """
+import os, subprocess, sys, time
+from pathlib import Path
+site = Path(sys.argv[sys.argv.index("--site") + 1])
+indexed = subprocess.run([os.environ["REAL_PAGEFIND"], *sys.argv[1:]]).returncode
+if site == max(site.parent.glob("site-*")):  # a shard's folder goes once it is indexed
+    time.sleep(2)  # the last shard ends well after the others
+sys.exit(indexed)
+"""
+
+
+def test_each_shards_bundle_is_written_as_soon_as_it_is_indexed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A build writes each shard's bundle into the site it stages when that shard's run
+    ends, not once every run has: at 10,000 guides, ten shards' bundles are 12,000 files."""
+    project = shard_project(tmp_path / "project")
+    build(BuildConfig.for_root(project.root, cache=False))
+    expected = tree_digest(project.out)
+    fake = tmp_path / "pagefind"
+    fake.write_text(f"#!{sys.executable}\n{SLOW_LAST_SHARD}", "utf-8")
+    fake.chmod(0o755)
+    monkeypatch.setenv("REAL_PAGEFIND", search._indexer())
+    monkeypatch.setenv("PAGEFIND_BINARY_PATH", str(fake))
+    staged: list[tuple[float, list[str]]] = []
+    add = StagedSite.add
+
+    def timed(site: StagedSite, pages: list[Page]) -> None:
+        staged.append((time.monotonic(), [page.path for page in pages]))
+        add(site, pages)
+
+    monkeypatch.setattr(StagedSite, "add", timed)
+    assert build(BuildConfig.for_root(project.root, cache=False)).written
+    ended = time.monotonic()
+    bundles = [(at, paths) for at, paths in staged if paths[0].startswith("pagefind/")]
+    shard_count = len(json.loads((project.out / "pagefind" / "shards.json").read_bytes())) + 1
+    assert shard_count > 1 and len(bundles) == shard_count + 1  # and the list of shards
+    assert ended - bundles[0][0] > 1.5  # the first shard's, while the last one was indexed
+    assert bundles[-1][1] == ["pagefind/shards.json"]
+    assert tree_digest(project.out) == expected
 
 
 def damage_the_bundle_files(project: Project) -> None:

@@ -24,11 +24,13 @@ import errno
 import hashlib
 import json
 import os
+import selectors
 import shutil
 import subprocess
 import sys
 import threading
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 from pagefind_bin_extended import get_executable
@@ -56,7 +58,7 @@ SHARD_LIST = "shards.json"
 _SHARD_PARTS = ("pagefind-entry.json", "index/", "fragment/", "filter/")
 """What a merged shard's bundle needs (and its `.pf_meta`): no UI, no WebAssembly."""
 _LAUNCH = """
-import ctypes, ctypes.util, os, signal, subprocess, sys, time
+import ctypes, ctypes.util, os, shutil, signal, subprocess, sys, time
 linux = sys.platform == "linux"
 if linux:
     libc = ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True)
@@ -74,21 +76,23 @@ while waiting or running:
         command = [indexer, "--site", site, "--output-path", bundle]
         command += ["--force-language", language, "--silent"]
         pipe = subprocess.PIPE
-        running.append(subprocess.Popen(command, preexec_fn=die_with_parent, text=True,
-                                        stdout=pipe, stderr=pipe))  # --silent: a few lines
+        running.append((subprocess.Popen(command, preexec_fn=die_with_parent, text=True,
+                                         stdout=pipe, stderr=pipe), site, bundle))  # --silent
     if len(running) == 1:
-        running[0].wait()
+        running[0][0].wait()
     else:
         time.sleep(0.02)
-    for run in [run for run in running if run.poll() is not None]:
-        running.remove(run)
+    for run, site, bundle in [done for done in running if done[0].poll() is not None]:
+        running.remove((run, site, bundle))
         out, error = run.communicate()
         if run.returncode != 0:
             sys.stderr.write(error or out)
             sys.exit(run.returncode)
+        print(bundle, flush=True)  # the builder takes this shard's bundle now
+        shutil.rmtree(site, ignore_errors=True)
 """
 """Runs Pagefind over each shard, `at_once` runs at a time (the first failure ends them all),
-in the child: asks Linux to kill it when the thread that started it ends
+printing each bundle's folder as its run ends (and removing the pages it read), in the child: asks Linux to kill it when the thread that started it ends
 (`prctl(PR_SET_PDEATHSIG, SIGKILL)`), and each Pagefind run when it ends, so a builder killed
 with SIGKILL leaves no indexer running. Set in the child itself, never in the builder's
 `preexec_fn`: Python code between fork and exec can deadlock on a lock another thread held
@@ -179,37 +183,45 @@ class SearchIndex:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def pages(self) -> list[Page]:
-        """Wait for the indexer; return its bundle as pages under /pagefind/."""
-        if self._new:
-            self._wait()
-        try:
-            bundles = [
-                self._in_memory[bundle] if bundle in self._in_memory else _bundle_files(bundle)
-                for bundle in self._bundles
-            ]
-        except OSError as error:
-            raise OutputError(BUNDLE, f"search index failed: {error.strerror or error}") from None
-        first, *others = bundles
-        missing = [name for name in PROMISED if name not in first]
-        if missing:
-            raise OutputError(BUNDLE, f"search index failed: the bundle has no {missing[0]}")
-        for key, _, bundle in self._new:
-            store(self._cache, key, bundle)
+    def pages(self, take: Callable[[list[Page]], None] | None = None) -> list[Page]:
+        """Wait for the indexer; return its bundle as pages under /pagefind/. With `take`,
+        hand it each shard's pages as soon as that shard is indexed (the shard list last), so
+        the builder writes them while the other shards are indexed."""
+        order = list(self._bundles)
+        keys = {bundle: key for key, _, bundle in self._new}
+        bundles: dict[Path, dict[str, bytes]] = {}
+        files: list[Page] = []
+
+        def add(bundle: Path, found: dict[str, bytes]) -> None:
+            number = order.index(bundle)
+            missing = [name for name in PROMISED if name not in found] if number == 0 else []
+            if missing:
+                raise OutputError(BUNDLE, f"search index failed: the bundle has no {missing[0]}")
+            bundles[bundle] = found
+            shard = _shard_pages(number, found)
+            files.extend(shard)
+            if take is not None:
+                take(shard)
+
+        for bundle in order:
+            if bundle in self._in_memory:
+                add(bundle, self._in_memory[bundle])
+        for bundle in self._finished():
+            try:
+                found = _bundle_files(bundle)
+            except OSError as error:
+                message = f"search index failed: {error.strerror or error}"
+                raise OutputError(BUNDLE, message) from None
+            store(self._cache, keys[bundle], found)
+            add(bundle, found)
         if self._held is not None:
-            held = dict(zip(self._bundles.values(), bundles, strict=True))
+            held = {self._bundles[bundle]: bundles[bundle] for bundle in order}
             self._held.keep(held, self._contents)
-        merged = [f"/{BUNDLE}/{SHARDS}/{number}/" for number in range(1, len(bundles))]
-        files = [Page(f"{BUNDLE}/{name}", data) for name, data in first.items()]
-        for number, bundle in enumerate(others, 1):
-            prefix = f"{BUNDLE}/{SHARDS}/{number}"
-            files += [
-                Page(f"{prefix}/{name}", data)
-                for name, data in bundle.items()
-                if _merged_part(name)
-            ]
-        files.append(Page(f"{BUNDLE}/{SHARD_LIST}", json.dumps(merged).encode("utf-8")))
-        return sorted(files, key=lambda p: p.path)
+        merged = [f"/{BUNDLE}/{SHARDS}/{number}/" for number in range(1, len(order))]
+        listing = [Page(f"{BUNDLE}/{SHARD_LIST}", json.dumps(merged).encode("utf-8"))]
+        if take is not None:
+            take(listing)
+        return sorted([*files, *listing], key=lambda p: p.path)
 
     def _identity(self, page: Page) -> str:
         """Return what a page's part of a shard's cache key is: its path and its bytes'
@@ -220,18 +232,29 @@ class SearchIndex:
             return f"{page.path} {_sha256(page.content)}"
         return f"{page.path} {self._held.identity(page.content, _sha256)}"
 
-    def _wait(self) -> None:
-        """Wait for the indexer to finish, or fail with what it said."""
-        if self._process is None:
+    def _finished(self) -> Iterator[Path]:
+        """Yield the bundle folder of each shard indexed now, as its run ends; fail with what
+        the indexer said if it fails, was stopped, or runs over TIMEOUT_SECONDS."""
+        if not self._new:
+            return
+        process = self._process
+        if process is None or process.stdout is None:
             raise OutputError(BUNDLE, "search index failed: the indexer was stopped")
+        deadline = time.monotonic() + TIMEOUT_SECONDS
+        pending = {bundle for *_, bundle in self._new}
+        for line in _lines(process.stdout.fileno(), deadline):
+            bundle = Path(line)
+            if bundle in pending:  # each once, and only a folder of this index
+                pending.discard(bundle)
+                yield bundle
         try:
-            stdout, stderr = self._process.communicate(timeout=TIMEOUT_SECONDS)
+            _, stderr = process.communicate(timeout=max(0.0, deadline - time.monotonic()))
         except subprocess.TimeoutExpired:
             self.close()
             raise OutputError(BUNDLE, f"search index failed: over {TIMEOUT_SECONDS} s") from None
-        if self._process.returncode != 0:
-            lines = (stderr or stdout or "no output").strip().splitlines()
-            message = lines[-1] if lines else f"exit code {self._process.returncode}"
+        if process.returncode != 0 or pending:
+            lines = (stderr or "no output").strip().splitlines()
+            message = lines[-1] if lines else f"exit code {process.returncode}"
             raise OutputError(BUNDLE, f"search index failed: {message}")
 
     def stop(self) -> None:
@@ -251,6 +274,30 @@ class SearchIndex:
 
 def _sha256(content: bytes) -> str:
     return hashlib.sha256(content).hexdigest()
+
+
+def _lines(stream: int, deadline: float) -> Iterator[str]:
+    """Yield each line read from a pipe until it ends, or until `deadline` (`time.monotonic`)."""
+    pending = b""
+    with selectors.DefaultSelector() as selector:
+        selector.register(stream, selectors.EVENT_READ)
+        while (left := deadline - time.monotonic()) > 0:
+            if not selector.select(left):
+                return  # over time: the caller's wait says so
+            chunk = os.read(stream, 65536)
+            if not chunk:
+                return
+            *lines, pending = (pending + chunk).split(b"\n")
+            yield from (line.decode("utf-8", "replace") for line in lines)
+
+
+def _shard_pages(number: int, files: dict[str, bytes]) -> list[Page]:
+    """Return one shard's bundle files as pages: the first shard's under /pagefind/, each
+    other's index alone under /pagefind/shards/N/."""
+    if number == 0:
+        return [Page(f"{BUNDLE}/{name}", data) for name, data in files.items()]
+    prefix = f"{BUNDLE}/{SHARDS}/{number}"
+    return [Page(f"{prefix}/{name}", data) for name, data in files.items() if _merged_part(name)]
 
 
 def _write_site(pages: Sequence[Page], site: Path, stopped: threading.Event) -> None:

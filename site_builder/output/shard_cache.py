@@ -13,7 +13,7 @@ import hashlib
 import json
 from collections.abc import Callable, Iterable
 from importlib.metadata import PackageNotFoundError, version
-from pathlib import Path, PurePosixPath
+from pathlib import PurePosixPath
 
 from site_builder.cache.store import BuildCache
 
@@ -78,15 +78,14 @@ def cached_bundle(cache: BuildCache | None, key: str) -> dict[str, bytes] | None
     return files  # type: ignore[return-value]
 
 
-def store(cache: BuildCache | None, key: str, bundle: Path) -> None:
-    """Keep a shard's new bundle in `cache`, each file by its content."""
+def store(cache: BuildCache | None, key: str, files: dict[str, bytes]) -> None:
+    """Keep a shard's new bundle (its files by name in the bundle) in `cache`, each file by
+    its content."""
     if cache is None:
         return
     listed = []
-    for path in sorted(bundle.rglob("*")):
-        if path.is_file():
-            data = path.read_bytes()
-            file = hashlib.sha256(data).hexdigest()
-            cache.write(FILE_ENTRY, file, data)
-            listed.append((path.relative_to(bundle).as_posix(), file))
+    for name, data in files.items():
+        file = hashlib.sha256(data).hexdigest()
+        cache.write(FILE_ENTRY, file, data)
+        listed.append((name, file))
     cache.write(SHARD_ENTRY, key, json.dumps(listed).encode("utf-8"))
