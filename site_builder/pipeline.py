@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import time
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import ExitStack
@@ -223,6 +224,8 @@ def _build(
             staged = stack.enter_context(StagedSite(config.out_dir, config.input_dirs))
             with clock.stage("write"):
                 staged.add([*pages, *static_pages(site)])
+                if on_disk is not None:  # the site links its pages now: let go of the folder
+                    shutil.rmtree(on_disk, ignore_errors=True)
         bundle: list[Page] = []
         if written and search is not None:
             with clock.stage("search index"):  # each shard's bundle staged as it is made

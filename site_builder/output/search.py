@@ -214,6 +214,7 @@ class SearchIndex:
                 raise OutputError(BUNDLE, message) from None
             store(self._cache, keys[bundle], found)
             add(bundle, found)
+            shutil.rmtree(bundle, ignore_errors=True)  # now while the other shards are indexed
         if self._held is not None:
             held = {self._bundles[bundle]: bundles[bundle] for bundle in order}
             self._held.keep(held, self._contents)
