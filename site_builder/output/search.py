@@ -5,7 +5,7 @@ wheel). The rendered HTML pages are written to a private temporary folder, Pagef
 line indexes them (the folder lies beside the output, named for this process, so a run that
 was killed leaves nothing the next run does not remove), and its bundle (index chunks,
 WebAssembly, the search UI) comes back as pages under /pagefind/, written atomically with the
-rest of the site. Pagefind reads only what templates mark `data-pagefind-body` (the guide
+rest of the site (each shard's as soon as its run ends, while the others are indexed). Pagefind reads only what templates mark `data-pagefind-body` (the guide
 article), skips `data-pagefind-ignore` (hashes, the contents list, charts) and takes the
 verdict from `data-pagefind-meta`.
 
@@ -92,7 +92,8 @@ while waiting or running:
         shutil.rmtree(site, ignore_errors=True)
 """
 """Runs Pagefind over each shard, `at_once` runs at a time (the first failure ends them all),
-printing each bundle's folder as its run ends (and removing the pages it read), in the child: asks Linux to kill it when the thread that started it ends
+printing each bundle's folder as its run ends (and removing the pages it read). In the
+child: asks Linux to kill it when the thread that started it ends
 (`prctl(PR_SET_PDEATHSIG, SIGKILL)`), and each Pagefind run when it ends, so a builder killed
 with SIGKILL leaves no indexer running. Set in the child itself, never in the builder's
 `preexec_fn`: Python code between fork and exec can deadlock on a lock another thread held

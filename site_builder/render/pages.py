@@ -155,14 +155,12 @@ def guide_pages(
         guide = site.guides[index]
         verification = verifications.get(guide.evidence.operation_id)
         sent = None
-        if (
-            verification is None
-            and cache is not None
-            and (later := deferred.get(guide.evidence.operation_id))
-        ):
-            # Read before verifying, so verifying does not let go of it: the page reads it next.
+        pending = deferred.get(guide.evidence.operation_id)
+        if verification is None and pending is not None and cache is not None:
+            # The record's body is read here, before verifying, so that verifying (which lets
+            # go of a body it read itself) leaves it for the page.
             guide.evidence.record  # noqa: B018
-            verification, sent = verified_here(cache, later)
+            verification, sent = verified_here(cache, pending)
         page = _guide_page(guide, verification)
         return page if sent is None else replace(page, verified=sent)
 
