@@ -157,10 +157,7 @@ def guide_pages(
         sent = None
         pending = deferred.get(guide.evidence.operation_id)
         if verification is None and pending is not None and cache is not None:
-            # The record's body is read here, before verifying, so that verifying (which lets
-            # go of a body it read itself) leaves it for the page.
-            guide.evidence.record  # noqa: B018
-            verification, sent = verified_here(cache, pending)
+            verification, sent = verified_here(cache, pending)  # within the page's `lent`
         page = _guide_page(guide, verification)
         return page if sent is None else replace(page, verified=sent)
 

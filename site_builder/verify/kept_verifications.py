@@ -18,6 +18,7 @@ import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from functools import partial
+from typing import Any
 
 from site_builder.cache.reuse import VERIFY
 from site_builder.cache.store import BuildCache, headed
@@ -90,20 +91,20 @@ def verified_here(
     return verification, verification
 
 
-def received(cache: BuildCache, deferred: Deferred, sent: bytes | Verification) -> Verification:
-    """Return the verification a worker made (`verified_here`): from its head, its checks
-    read back from the entry the worker wrote when asked."""
-    cache.keep(VERIFY, deferred.key)
+def received(
+    cache: BuildCache, sent: bytes | Verification, deferred: Callable[[str], Deferred]
+) -> Verification:
+    """Return the verification a worker made (`verified_here`), `deferred(source)` being what
+    was left to it for that record: from its head, its checks read back from the entry the
+    worker wrote when asked."""
     if isinstance(sent, Verification):
-        verification = sent
+        verification, left = sent, deferred(sent.source)
     else:
-        verification = _from_head(sent, _every_check(cache, deferred.key, deferred.task))
-    return replace(verification, stored_as=deferred.key)
-
-
-def head_source(head: bytes) -> str:
-    """Return the record a verification's head (`verified_here`) is of."""
-    return str(json.loads(head)["source"])
+        head = json.loads(sent)
+        left = deferred(head["source"])
+        verification = _from_fields(head, _every_check(cache, left.key, left.task))
+    cache.keep(VERIFY, left.key)
+    return replace(verification, stored_as=left.key)
 
 
 def _kept(
@@ -149,7 +150,11 @@ def load_verification(data: bytes) -> Verification:
 
 def _from_head(data: bytes, load: Callable[[], tuple[ClaimCheck, ...]]) -> Verification:
     """Return the verification of a head, its checks read by `load` if asked."""
-    head = json.loads(data)
+    return _from_fields(json.loads(data), load)
+
+
+def _from_fields(head: dict[str, Any], load: Callable[[], tuple[ClaimCheck, ...]]) -> Verification:
+    """Return the verification of a decoded head, its checks read by `load` if asked."""
     unsettled = tuple(map(ClaimCheck._make, head["unsettled"]))
     checked, inferred = head["counted"]
     warnings = tuple((path, problem) for path, problem in head["warnings"])

@@ -28,7 +28,6 @@ from site_builder.runtime.workers import run_each
 from site_builder.verify.infer import NO_RULE, Node, infer
 from site_builder.verify.kept_verifications import (
     Deferred,
-    head_source,
     kept_or_deferred,
     kept_or_verified,
     received,
@@ -104,9 +103,8 @@ def settle_deferred(
     settled: list[Page] = []
     for page in pages:
         if page.verified is not None:
-            sent = page.verified
-            name = name_of[sent.source if isinstance(sent, Verification) else head_source(sent)]
-            made[name] = received(cache, deferred[name], sent)
+            verification = received(cache, page.verified, lambda s: deferred[name_of[s]])
+            made[name_of[verification.source]] = verification
             page = replace(page, verified=None)
         settled.append(page)
     left = [name for name in deferred if name not in made]
