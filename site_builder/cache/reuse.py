@@ -81,11 +81,11 @@ def record_digest(guide: Guide, cache: BuildCache | None) -> str:
 
 
 def evidence_digest(evidence: Evidence, cache: BuildCache | None) -> str:
-    """Return the digest of a record, once per record object in a build (pages, tag pages and
-    verification all ask), and with a memory cache across rebuilds (the preview's unchanged
-    records are the same objects from one rebuild to the next; the memo keeps the record
-    alive, so its identity cannot pass to another object). A record left on disk
-    (`kept_records`) brings its digest."""
+    """Return the digest of a record. A record read from a file brings it (made of the file's
+    bytes, `evidence.record_evidence`), as does one left on disk (`kept_records`). Any other
+    (made in memory) is digested as JSON once per record object in a build (pages, tag pages
+    and verification all ask), and with a memory cache across rebuilds (the memo keeps the
+    record alive, so its identity cannot pass to another object)."""
     if evidence.digest:
         return evidence.digest
     record = evidence.record

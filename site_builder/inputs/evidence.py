@@ -14,6 +14,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from site_builder.cache.store import digest
 from site_builder.errors import Problem
 from site_builder.model.raw import RawRecord
 from site_builder.model.record_model import Evidence, NearbyPage, Receipt, RecordBody
@@ -29,7 +30,8 @@ def record_evidence(
     """Turn one raw record into Evidence, or add its problems and return None."""
     before = len(problems)
     words = vocabulary
-    raw = RawRecord(raw.source, _without(raw.data, frozenset(words.editorial_keys)))
+    left_out = frozenset(words.editorial_keys)
+    raw = RawRecord(raw.source, _without(raw.data, left_out), raw.sha256)
     core = _core(raw, problems)
     decision = _decision(raw, words, problems)
     overlap = raw.data.get(words.overlap.key, {})
@@ -72,7 +74,15 @@ def record_evidence(
         sitemap_count=count if isinstance(count, int) and not isinstance(count, bool) else None,
         runtime_counts=_runtime_counts(boundary, words),
         pinned_release=_pinned_release(core.revisions, words),
+        digest=_file_digest(raw.sha256, left_out),
     )
+
+
+def _file_digest(sha256: str, left_out: frozenset[str]) -> str:
+    """Return the digest of a record read from a file: of the file's bytes and the editorial
+    keys left out of it (the record is made of the two), so the record is not serialised
+    again to be digested ("" for a record not read from a file: see `reuse.evidence_digest`)."""
+    return digest("record file", sha256, *sorted(left_out)) if sha256 else ""
 
 
 def _core(raw: RawRecord, problems: list[Problem]) -> RecordCore | None:

@@ -194,7 +194,7 @@ def _body(path: Path, source: str, sha256: str, vocabulary: Vocabulary) -> Recor
     if hashlib.sha256(data).hexdigest() != sha256:
         raise _changed(source, "changed while the build ran; build again")
     try:
-        raw = RawRecord(source, decode_record(data))
+        raw = RawRecord(source, decode_record(data), sha256)
     except ReadError as error:  # the same bytes decoded before: only a changed decoder
         raise _changed(source, error.message) from None
     problems: list[Problem] = []

@@ -7,6 +7,7 @@ met while reading are collected, never raised, so one run reports them all.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import stat
@@ -150,17 +151,23 @@ def _records(
     def record(outcome: tuple[str, Any] | Problem | None) -> RawOutcome:
         if isinstance(outcome, Problem):
             return UnreadRecord(outcome, _operation_id_hint(config.root / outcome.source))
-        return None if outcome is None else RawRecord(*outcome)
+        return None if outcome is None else RawRecord(outcome[0], *outcome[1])
 
     folder, pattern = config.records_dir, "*.json"
     if known is not None:
-        found = _outcomes(config, folder, pattern, decode_record, cache, known, kept)
+        found = _outcomes(config, folder, pattern, _record_file, cache, known, kept)
         return tuple(item for item in map(record, found) if item is not None)
 
     def read(entry: Entry) -> RawOutcome:
-        return record(_read_one(config, entry, decode_record, cache, None, kept))
+        return record(_read_one(config, entry, _record_file, cache, None, kept))
 
     return RecordFiles(listed(folder, pattern), read)
+
+
+def _record_file(raw: bytes) -> tuple[dict[str, Any], str]:
+    """Decode one record file; with the sha256 of its bytes, which its record's digest is
+    made of (`evidence.record_evidence`)."""
+    return decode_record(raw), hashlib.sha256(raw).hexdigest()
 
 
 def _images(config: BuildConfig, known: KnownFiles | None) -> tuple[RawImage, ...]:

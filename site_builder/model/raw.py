@@ -15,6 +15,8 @@ class RawRecord:
 
     source: str
     data: dict[str, JsonValue]
+    sha256: str = ""
+    """The sha256 of the file's bytes ("" for a record not read from a file)."""
 
 
 @dataclass(frozen=True)

@@ -118,7 +118,8 @@ class Evidence:
     pinned_release: str = ""
     """The release tag the audit pins, if its revisions name one."""
     digest: str = field(default="", compare=False)
-    """The digest of `record` as `reuse.record_digest` makes it, if known without reading it."""
+    """The digest of `record`: of its file's bytes (`evidence.record_evidence`), or kept with
+    its head (`kept_records`); "" when neither is known (`reuse.evidence_digest` makes it)."""
 
     def _body(self) -> RecordBody:
         body = self.body
