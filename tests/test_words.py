@@ -8,6 +8,8 @@ from hashlib import blake2b
 
 import numpy as np
 from conftest import seed_root
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from site_builder.config import BuildConfig
 from site_builder.inputs.assemble import assemble
@@ -66,6 +68,18 @@ def test_a_3_gram_code_depends_on_its_spelling_alone() -> None:
         assert len(codes) == len(set(zip(words, words[1:], words[2:], strict=False)))
     assert codes_of("Run SGLang, at the H200!") == codes_of("run sglang h200")
     assert codes_of("run the sglang") == []  # fewer than three words
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet="ab9Z.-. \n\u00e9\u212a\u0130\ud800\u2014", max_size=60))
+def test_words_split_at_any_mix_of_dots_hyphens_and_other_characters(text: str) -> None:
+    """Words are found in bytes, not by `words_of`'s expression: a dot or hyphen joins two
+    letters or digits only, and no other character (non-ASCII, a lone surrogate) is part of
+    a word; the codes are still those of `words_of`'s words."""
+    assert codes_of(text) == reference_codes(text, stopwords())
+    assert codes_of(f"alpha {text} beta gamma") == reference_codes(
+        f"alpha {text} beta gamma", stopwords()
+    )
 
 
 def test_the_stopwords_in_use_are_left_out() -> None:

