@@ -16,6 +16,8 @@ import hashlib
 import json
 import os
 import time
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import suppress
 from dataclasses import fields
 from functools import partial
 from pathlib import Path
@@ -26,6 +28,7 @@ from site_builder.config import BuildConfig
 from site_builder.errors import OutputError
 from site_builder.model.claims import Later, Verification
 from site_builder.model.models import BuildReport, Finding, Page
+from site_builder.runtime.workers import cores
 from site_builder.verify.kept_verifications import load_verification
 
 KIND = "build"
@@ -59,33 +62,60 @@ def input_digests(config: BuildConfig, cache: BuildCache | None = None) -> dict[
     """Return the sha256 of every input file by its path in the project ("unreadable" for a
     file that cannot be read). With `cache`, a file whose status (size, times, inode) is what
     it was when the last build digested it is not read again (git's rule: its change time
-    was 2 s old then, so any write since has changed it)."""
+    was 2 s old then, so any write since has changed it). The files to read are read and
+    hashed over a thread a core (both release the interpreter's lock)."""
     root = os.fspath(config.root)
     where = digest(root, str(config.out_dir))
     known = _known_digests(cache, where)
-    settled: dict[str, list[object]] = {}
+    statuses: dict[str, list[object]] = {}
     found: dict[str, str] = {}
+    to_read: dict[str, str] = {}
     before = time.time_ns() - RECENT_NS
     for folder in config.input_dirs:
         for path in _files(os.fspath(folder)):
             name = os.path.relpath(path, root)
             try:
                 stat = os.stat(path)
-                status = [stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns, stat.st_ino]
-                entry = known.get(name)
-                if entry is not None and entry[:4] == status:
-                    sha256 = str(entry[4])
-                else:
-                    sha256 = hashlib.sha256(Path(path).read_bytes()).hexdigest()
             except OSError:
                 found[name] = "unreadable"
                 continue
-            found[name] = sha256
+            status: list[object] = [stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns, stat.st_ino]
+            entry = known.get(name)
+            if entry is not None and entry[:4] == status:
+                found[name] = str(entry[4])
+            else:
+                found[name], to_read[name] = "unreadable", path
             if stat.st_ctime_ns < before:
-                settled[name] = [*status, sha256]
+                statuses[name] = status
+    found.update(_sha256s(to_read))
+    settled = {
+        name: [*status, found[name]]
+        for name, status in statuses.items()
+        if found[name] != "unreadable"
+    }
     if cache is not None and settled != known:
         cache.write(DIGESTS, where, json.dumps(settled).encode("utf-8"))
     return found
+
+
+def _sha256s(paths: dict[str, str]) -> dict[str, str]:
+    """Return the sha256 of each file by name, leaving out those that cannot be read: in
+    one slice of the files a core, each read and hashed by a thread."""
+    names = list(paths)
+    count = min(cores(), max(1, len(names) // 64))  # a few files are not worth a thread
+    slices = [names[start::count] for start in range(count)]
+
+    def hashed(names: list[str]) -> dict[str, str]:
+        sha256s = {}
+        for name in names:
+            with suppress(OSError):
+                sha256s[name] = hashlib.sha256(Path(paths[name]).read_bytes()).hexdigest()
+        return sha256s
+
+    if count == 1:
+        return hashed(names)
+    with ThreadPoolExecutor(count) as pool:
+        return {name: sha256 for part in pool.map(hashed, slices) for name, sha256 in part.items()}
 
 
 def _known_digests(cache: BuildCache | None, where: str) -> dict[str, list[object]]:
