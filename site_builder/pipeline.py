@@ -27,6 +27,7 @@ from site_builder.model.models import BuildReport, Finding, Normalized, Page, Si
 from site_builder.model.vocabulary import using
 from site_builder.output.search import SearchIndex, promised_pages
 from site_builder.output.shard_cache import FILE_ENTRY, SHARD_ENTRY
+from site_builder.output.shards import marked
 from site_builder.output.unchanged import (
     input_digests,
     input_times,
@@ -174,6 +175,16 @@ def _build(
         on_disk = None
         if output.write and output.serve is None and cache is not None:
             on_disk = stack.enter_context(links_folder(config.out_dir, cache))
+        # Pagefind indexes the pages marking what it indexes, the guide pages: it starts as
+        # soon as they are rendered, before the pages listing them.
+        searching: list[SearchIndex | None] = [None]
+        searched: set[str] = set()
+
+        def start_search(guides: list[Page]) -> None:
+            if any(map(marked, guides)):  # else it indexes every page (`shards.sharded`)
+                searched.update(page.path for page in guides)
+                searching[0] = _start_search(stack, guides, site, config, wanted, clock, cache)
+
         with clock.stage("render"):
             pages = render_site(
                 site,
@@ -184,13 +195,19 @@ def _build(
                 later=shown_first,
                 on_disk=on_disk,
                 deferred=deferred,
+                guides_rendered=start_search if wanted else None,
             )
         if deferred and cache is not None:
             with clock.stage("verify"):
                 pages, verifications = settle_deferred(
                     site, pages, verifications, deferred, cache, config.jobs
                 )
-        search = _start_search(stack, pages, site, config, wanted, clock, cache)
+        search = searching[0]
+        if search is not None and any(marked(p) for p in pages if p.path not in searched):
+            search.close()  # a template marks another page too: index them all, as below
+            search = None
+        if search is None:
+            search = _start_search(stack, pages, site, config, wanted, clock, cache)
         if shown_first:
             with clock.stage("write"):
                 _write(pages, site, config, output, _report(site, pages, (), verifications, True))

@@ -33,13 +33,18 @@ def sharded(pages: Sequence[Page], shard_pages: int) -> dict[int, list[Page]]:
     `data-pagefind-body`, or every HTML page when none has one (Pagefind then indexes whole
     pages)."""
     html = [page for page in pages if page.path.endswith(".html")]
-    marked = [page for page in html if b"data-pagefind-body" in page.read()]
-    indexed = marked or html
+    indexed = [page for page in html if marked(page)] or html
     count = shard_count(len(indexed), shard_pages)
     shards: dict[int, list[Page]] = {}
     for page in sorted(indexed, key=lambda page: page.path):
         shards.setdefault(_shard(page.path, count), []).append(page)
     return dict(sorted(shards.items())) or {0: []}  # nothing to index: Pagefind says so
+
+
+def marked(page: Page) -> bool:
+    """Whether a page marks what Pagefind indexes of it (a `data-pagefind-body`): once one
+    page of a site does, only such pages are indexed (`sharded`)."""
+    return page.path.endswith(".html") and b"data-pagefind-body" in page.read()
 
 
 def shard_count(pages: int, shard_pages: int) -> int:

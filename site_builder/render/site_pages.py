@@ -57,6 +57,7 @@ def render_site(
     later: bool = False,
     on_disk: Path | None = None,
     deferred: Mapping[str, Deferred] | None = None,
+    guides_rendered: Callable[[list[Page]], None] | None = None,
 ) -> list[Page]:
     """Return every page of the site (guides over `config.jobs` processes, or from `cache`);
     template errors become one InputError. Without `html`, guide and tag pages come without
@@ -64,7 +65,9 @@ def render_site(
     folder of this build's), with their bytes in the cache's files, linked there. With
     `later`, guide and tag pages rendered now are scanned by `stored_pages.finished` (the
     preview shows them first). A guide whose verification is `deferred` is verified where its
-    page is rendered (`pages.guide_pages`)."""
+    page is rendered (`pages.guide_pages`). `guides_rendered` is handed the guide pages as
+    soon as they are all rendered, before the pages listing them (the search index starts
+    then: it indexes guide pages alone)."""
     verifications = verifications or {}
     env, templates_key = environment(config.templates_dir, cache)
     pages, asset_urls = asset_pages(site.assets)
@@ -85,6 +88,8 @@ def render_site(
         on_disk,
         deferred,
     )
+    if guides_rendered is not None:
+        guides_rendered(guides)
     pages += [*guides, *image_pages(guides, site.images)]
     try:
         intro = _markdown(site.settings.intro)
