@@ -60,6 +60,19 @@ def tree_digest(folder: Path) -> dict[str, str]:
     }
 
 
+def refuse_reading(monkeypatch: pytest.MonkeyPatch, target: Path) -> None:
+    """Make reading `target` fail as reading an unreadable file does (as root, chmod cannot
+    make a file unreadable)."""
+    original = Path.read_bytes
+
+    def read_bytes(path: Path) -> bytes:
+        if path == target:
+            raise PermissionError(13, "Permission denied")
+        return original(path)
+
+    monkeypatch.setattr(Path, "read_bytes", read_bytes)
+
+
 def soup(path: Path) -> BeautifulSoup:
     """Parse a built HTML file."""
     return BeautifulSoup(path.read_text("utf-8"), "html.parser")

@@ -14,7 +14,7 @@ from site_builder.cache.store import BuildCache
 from site_builder.config import BuildConfig
 from site_builder.output import unchanged
 from site_builder.output.unchanged import input_digests
-from tests.conftest import Project
+from tests.conftest import Project, refuse_reading
 from tests.test_incremental import grow
 
 
@@ -55,13 +55,7 @@ def test_a_file_that_cannot_be_read_is_unreadable_and_read_again_next_time(
     cache = BuildCache(config.cache_dir)
     broken = sorted((many.root / "records").glob("*.json"))[7]
     read_bytes = Path.read_bytes
-
-    def read(path: Path) -> bytes:
-        if path == broken:
-            raise PermissionError(13, "Permission denied")
-        return read_bytes(path)
-
-    monkeypatch.setattr(Path, "read_bytes", read)
+    refuse_reading(monkeypatch, broken)
     monkeypatch.setattr(unchanged, "RECENT_NS", 0)  # every file's status may be remembered
     name = broken.relative_to(many.root).as_posix()
     first = input_digests(config, cache)

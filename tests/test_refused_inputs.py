@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from site_builder.cli import main
-from tests.conftest import Project, tree_digest
+from tests.conftest import Project, refuse_reading, tree_digest
 
 GUIDE = "content/glm-5-2-vllm-sequence-parallel-moe.md"
 
@@ -149,15 +149,8 @@ def test_an_unreadable_template_or_asset_is_a_located_error(
     target = project.root / relative
     if location.endswith("invalid UTF-8"):
         target.write_bytes(b"{# ok #}\n\xff\xfe" + target.read_bytes())
-    else:  # as root, chmod cannot make a file unreadable: the read itself fails
-        original = Path.read_bytes
-
-        def read_bytes(path: Path) -> bytes:
-            if path == target:
-                raise PermissionError(13, "Permission denied")
-            return original(path)
-
-        monkeypatch.setattr(Path, "read_bytes", read_bytes)
+    else:
+        refuse_reading(monkeypatch, target)
     code = main(["--root", str(project.root), "--audit"])
     errors = capsys.readouterr().err
     assert code == 1, errors
