@@ -235,6 +235,28 @@ def test_lsh_candidates_find_the_same_overlaps_as_exact_comparison(
     assert approximate == exact
 
 
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_shingles_counted_once_each_give_every_pair_its_shared_count(seed: int) -> None:
+    """A small site's exact comparison counts the shingles two texts share once per shingle
+    over the texts that have it: every pair's count is the one comparing the two texts gives,
+    with shingles on one text, on a few and on many, and texts with none."""
+    rng = np.random.default_rng(seed)
+    pool = rng.integers(-(2**63), 2**63 - 1, 400, dtype=np.int64)
+    texts = [np.unique(rng.choice(pool, rng.integers(0, 120))) for _ in range(30)]
+    texts[4] = np.empty(0, np.int64)
+    docs = [cast(Any, None)] * len(texts)
+    group = compared.Group("visible text", docs, list, lambda n: texts[n])
+    counted = overlap._shared_counts(group)
+    assert counted is not None
+    for n, a in enumerate(texts):
+        for m, b in enumerate(texts):
+            expected = len(np.intersect1d(a, b)) if n != m else counted[n, m]
+            assert counted[n, m] == expected
+    assert counted.sum() > 0 and not counted[4].any()
+    intents = compared.Group("intent", docs, list, lambda n: frozenset({n}))
+    assert overlap._shared_counts(intents) is None  # sets are compared pair by pair
+
+
 def test_sitemap_and_canonical_disagreements_are_found(project: Project) -> None:
     config = BuildConfig.for_root(project.root)
     report = build(config, write=False)

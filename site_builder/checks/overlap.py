@@ -20,7 +20,7 @@ import numpy as np
 
 from site_builder.cache.store import BuildCache
 from site_builder.checks.compared import Group, intent_group, page_docs, text_group
-from site_builder.checks.minhash import NUM_PERM, neighbours
+from site_builder.checks.minhash import NUM_PERM, neighbours, starts
 from site_builder.checks.seo import (
     NEAR_DUPLICATE,
     SAME_JOB,
@@ -111,9 +111,13 @@ def _scored_pairs(group: Group, cache: BuildCache | None) -> list[tuple[Doc, Doc
             cache, group.kind, group.inputs(), lambda n: _array(group.shingles(n))
         )
         sizes = sketches.sizes.tolist()
+    counted = _shared_counts(group) if sketches is None else None
     pairs = []
     for n, m in _candidates(docs, [n for n, size in enumerate(sizes) if size], sketches):
-        shared = _shared(group.shingles(n), group.shingles(m))
+        if counted is not None:
+            shared = int(counted[n, m])
+        else:
+            shared = _shared(group.shingles(n), group.shingles(m))
         if shared:
             score = shared / (sizes[n] + sizes[m] - shared)
             pairs.append((docs[n], docs[m], round(score, 3)))
@@ -155,6 +159,31 @@ def _lsh_candidates(
         same = np.count_nonzero(rows[others] == rows[at], axis=1) / NUM_PERM
         for other in others[same >= STRONG_OVERLAP - ESTIMATE_MARGIN].tolist():
             yield live[at], live[other]
+
+
+def _shared_counts(group: Group) -> np.ndarray | None:
+    """Return how many shingles each two pages of a group of whole texts share, as a square
+    matrix (None for a group of intents, whose shingles are sets): counted once for each
+    shingle over the pages that have it, not page against page. A shingle is on at most a
+    tenth of the guides, or ten (`boilerplate`), so its pairs are few."""
+    arrays = [group.shingles(n) for n in range(len(group.docs))]
+    if not all(isinstance(array, np.ndarray) for array in arrays):
+        return None
+    count = len(arrays)
+    codes = np.concatenate([np.empty(0, np.int64), *arrays])  # type: ignore[list-item]
+    owner = np.repeat(np.arange(count), [len(array) for array in arrays])
+    order = np.argsort(codes, kind="stable")  # each shingle's pages stay in ascending order
+    codes, owner = codes[order], owner[order]
+    firsts = np.flatnonzero(starts(codes))
+    sizes = np.diff(firsts, append=len(codes))
+    counts = np.zeros(count * count, np.int64)
+    for size in np.unique(sizes[sizes > 1]).tolist():
+        runs = firsts[sizes == size][:, None]
+        first, second = np.triu_indices(size, 1)
+        pairs = owner[runs + first] * count + owner[runs + second]
+        counts += np.bincount(pairs.ravel(), minlength=count * count)
+    counts = counts.reshape(count, count)
+    return counts + counts.T
 
 
 def _shared(a: Shingled, b: Shingled) -> int:
