@@ -25,14 +25,11 @@ from site_builder.checks.report import (
     outcome,
     problems_as_findings,
 )
-from site_builder.commands.registry import import_sitemap
-from site_builder.commands.scaffold import scaffold_guide
 from site_builder.config import BuildConfig, today_from
 from site_builder.errors import BuilderError, InputError, OutputError, ServeError, one_line
 from site_builder.model.claims import Verification
 from site_builder.model.models import Finding
 from site_builder.pipeline import build
-from site_builder.preview.serve import serve
 from site_builder.runtime.progress import stage_display
 from site_builder.runtime.workdirs import tidy
 from site_builder.runtime.workers import collect_less, cores
@@ -226,6 +223,8 @@ def _failed(
 
 def _import(config: BuildConfig, sitemap: Path) -> int:
     """Merge a sitemap into the registry and say what changed."""
+    from site_builder.commands.registry import import_sitemap  # a build does not need it
+
     try:
         result = import_sitemap(config, sitemap)
     except InputError as error:
@@ -247,6 +246,8 @@ def _import(config: BuildConfig, sitemap: Path) -> int:
 
 def _new(config: BuildConfig, record: Path) -> int:
     """Scaffold the prose file of a record; never overwrite."""
+    from site_builder.commands.scaffold import scaffold_guide  # a build does not need it
+
     try:
         written = scaffold_guide(config, record, config.build_date)
     except InputError as error:
@@ -268,6 +269,7 @@ def _abort(problems: Sequence[object], outcome: str) -> int:
 
 def _serve(config: BuildConfig, host: str, port: int) -> int:
     """Run the live preview until Ctrl-C."""
+    from site_builder.preview.serve import serve  # a build does not need the server
 
     def log(line: str) -> None:
         print(line, file=sys.stderr, flush=True)

@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
+
+from tests.conftest import Project
 
 PKG = Path(__file__).resolve().parent.parent / "site_builder"
 PACKAGES: list[tuple[str, list[str]]] = [
@@ -158,3 +162,22 @@ def test_imports_point_upstream(name: str) -> None:
 def test_each_library_lives_in_one_module(library: str, owner: str) -> None:
     users = {name for name in ORDER if any(m.split(".")[0] == library for m in imports(name))}
     assert users == {owner}
+
+
+def test_a_build_loads_neither_the_preview_nor_other_commands(project: Project) -> None:
+    """A build pays for what it runs: the preview's server, the registry import, the guide
+    scaffold and the terminal display (a build whose output is piped) are not imported."""
+    result = subprocess.run(
+        [sys.executable, "-X", "importtime", "build.py", "--quiet"],
+        cwd=project.root,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    loaded = {line.rsplit("|", 1)[-1].strip() for line in result.stderr.splitlines() if "|" in line}
+    assert "site_builder.pipeline" in loaded and "jinja2" in loaded
+    unwanted = {"site_builder.preview.serve", "site_builder.commands.registry"}
+    unwanted |= {"site_builder.commands.scaffold", "rich", "http.server"}
+    assert not unwanted & loaded

@@ -1,7 +1,7 @@
 """Show a long build's progress on a terminal: the stage running and the time so far.
 
-The only module that imports rich. It draws on stderr, and only when stderr is a terminal,
-so piped output, CI logs and `--format json` stay plain.
+The only module that imports rich (only when it draws). It draws on stderr, and only when
+stderr is a terminal, so piped output, CI logs and `--format json` stay plain.
 """
 
 from __future__ import annotations
@@ -10,8 +10,6 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-
-from rich.console import Console
 
 STAGES = {
     "unchanged": "checking whether anything changed",
@@ -31,6 +29,8 @@ def stage_display(enabled: bool) -> Iterator[Callable[[str], None]]:
     if not enabled or not sys.stderr.isatty():
         yield lambda name: None
         return
+    from rich.console import Console  # only for a terminal: a build piped or quiet skips it
+
     console = Console(stderr=True)
     started = time.perf_counter()
     with console.status("Building…") as status:
