@@ -72,8 +72,9 @@ def gram_codes(text: str) -> bytes:
 def _word_bytes(text: str) -> list[bytes]:
     """Return the words `words_of` finds, as UTF-8 bytes, three times faster than its regular
     expression on a page: every byte but a letter, digit, dot or hyphen becomes a space (a
-    non-ASCII character's bytes too, as the expression does not match them), then a dot or
-    hyphen not between two letters or digits, and what is left splits at the spaces."""
+    non-ASCII character's bytes too, as the expression does not match them), then so does
+    every dot or hyphen not between two letters or digits, and what is left splits at the
+    spaces."""
     data = text.lower().encode("utf-8", "surrogatepass").translate(_WORD_BYTES)
     if b"." in data or b"-" in data:
         array = np.frombuffer(data, np.uint8)
