@@ -40,7 +40,14 @@ from site_builder.output.write import StagedSite, write_site
 from site_builder.present.navigation import RELATED
 from site_builder.render.deploy import static_pages
 from site_builder.render.site_pages import render_site
-from site_builder.render.stored_pages import HTML, SCAN, finished, links_folder, settled
+from site_builder.render.stored_pages import (
+    HTML,
+    SCAN,
+    SEARCH_PAGE,
+    finished,
+    links_folder,
+    settled,
+)
 from site_builder.runtime.stopwatch import Stopwatch
 from site_builder.verify.kept_verifications import Deferred
 from site_builder.verify.records import kept_or_deferred_site, settle_deferred, verify_site
@@ -278,7 +285,7 @@ def _prune(cache: BuildCache | None, indexed: bool, added_only: bool = False) ->
     kind it used no entry of is left alone (the preview keeps cards and front matter in
     memory: the next command-line build still reads its own)."""
     if cache is not None:
-        search = (SHARD_ENTRY, FILE_ENTRY) if indexed else ()
+        search = (SHARD_ENTRY, FILE_ENTRY, SEARCH_PAGE) if indexed else ()
         for kind in (VERIFY, SCAN, HTML, HEADS, RELATED, FRAGMENTS, FRONTS, *search):
             if kind in cache.added or (cache.used.get(kind) and not added_only):
                 cache.prune(kind)

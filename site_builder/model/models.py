@@ -154,6 +154,9 @@ class Page:
     """What the page declares, read where it was rendered (a worker process)."""
     shingles: Shingles | None = field(default=None, compare=False, repr=False)
     """A guide page's word 3-grams for the overlap audit, made where it was rendered."""
+    search: bytes = field(default=b"", compare=False, repr=False)
+    """What Pagefind reads of a guide page (`scan._search_page`), made where it was rendered;
+    b"" once stored in the build cache (`stored_pages.search_page`) or for other pages."""
     finish: Callable[[Page], Page] | None = field(default=None, compare=False, repr=False)
     """What is left to do to a page rendered for the preview, once its site is shown: scan
     it and store it in the build cache (`stored_pages.finished`)."""

@@ -30,17 +30,19 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from functools import partial
 from pathlib import Path
 
 from pagefind_bin_extended import get_executable
 
+from site_builder.cache.reuse import code_digest
 from site_builder.cache.store import BuildCache, digest
 from site_builder.errors import OutputError
 from site_builder.model.models import Page
 from site_builder.output.shard_cache import HeldBundles, cached_bundle, indexer_version, store
 from site_builder.output.shards import SHARD_PAGES, runs_at_once, sharded
-from site_builder.render.stored_pages import put
+from site_builder.render.stored_pages import SEARCH_PAGE, search_page, search_page_key
 from site_builder.runtime.workdirs import work_folder
 
 BUNDLE = "pagefind"
@@ -148,15 +150,23 @@ class SearchIndex:
             sizes: list[int] = []  # the pages of each shard to index
             for shard, listed in sharded(pages, shard_pages).items():
                 bundle = self._folder / f"{BUNDLE}-{shard}"
-                key = digest(indexer, language, *(self._identity(page) for page in listed))
+                sha256s = [self._sha256(page) for page in listed]
+                identities = (
+                    f"{page.path} {sha}" for page, sha in zip(listed, sha256s, strict=True)
+                )
+                key = digest(indexer, language, code_digest(), *identities)
                 self._bundles[bundle] = key
                 if stop.is_set():
                     raise OSError(errno.ECANCELED, "stopped before the pages were written")
                 files = held.bundles.get(key) if held is not None else None
                 files = files if files is not None else cached_bundle(cache, key)
+                if cache is not None:  # each page's cut stays for the next build's shard
+                    for sha in sha256s:
+                        cache.keep(SEARCH_PAGE, search_page_key(sha))
                 if files is None:
                     site = self._folder / f"site-{shard}"
-                    _write_site(listed, site, stop)
+                    read = map(partial(search_page, cache), listed, sha256s)
+                    _write_site(listed, read, site, stop)
                     self._new.append((key, site, bundle))
                     sizes.append(len(listed))
                     continue
@@ -225,14 +235,14 @@ class SearchIndex:
             take(listing)
         return sorted([*files, *listing], key=lambda p: p.path)
 
-    def _identity(self, page: Page) -> str:
-        """Return what a page's part of a shard's cache key is: its path and its bytes'
-        sha256 (remembered by `held` for the same bytes object)."""
+    def _sha256(self, page: Page) -> str:
+        """Return the sha256 of a page's bytes (remembered by `held` for the same bytes
+        object): with its path, its part of a shard's cache key."""
         if page.stored is not None:
-            return f"{page.path} {page.sha256}"
+            return page.sha256
         if self._held is None:
-            return f"{page.path} {_sha256(page.content)}"
-        return f"{page.path} {self._held.identity(page.content, _sha256)}"
+            return _sha256(page.content)
+        return self._held.identity(page.content, _sha256)
 
     def _finished(self) -> Iterator[Path]:
         """Yield the bundle folder of each shard indexed now, as its run ends; fail with what
@@ -302,15 +312,18 @@ def _shard_pages(number: int, files: dict[str, bytes]) -> list[Page]:
     return [Page(f"{prefix}/{name}", data) for name, data in files.items() if _merged_part(name)]
 
 
-def _write_site(pages: Sequence[Page], site: Path, stopped: threading.Event) -> None:
-    """Write one shard's pages under `site` for Pagefind to read; `stopped` ends the writing."""
+def _write_site(
+    pages: Sequence[Page], read: Iterable[bytes], site: Path, stopped: threading.Event
+) -> None:
+    """Write what Pagefind reads of one shard's pages under `site`, at the pages' paths;
+    `stopped` ends the writing."""
     site.mkdir()
-    for page in pages:
+    for page, content in zip(pages, read, strict=True):
         if stopped.is_set():
             raise OSError(errno.ECANCELED, "stopped before the pages were written")
         target = site / page.path
         target.parent.mkdir(parents=True, exist_ok=True)
-        put(page, target)
+        target.write_bytes(content)
 
 
 def _merged_part(name: str) -> bool:

@@ -32,6 +32,7 @@ from site_builder.pipeline import build
 from site_builder.preview.served import ServedSite
 from site_builder.preview.state import PreviewState
 from site_builder.preview.watching import bursts
+from site_builder.render.stored_pages import SEARCH_PAGE
 from site_builder.runtime.workdirs import preview_folder
 
 LISTED_BURST = 1000
@@ -162,7 +163,7 @@ class Previewer:
             except OutputError:
                 return  # stopped by a newer rebuild, or failed: the last bundle stays
         if cache is not None and not stopped.is_set():
-            for kind in (SHARD_ENTRY, FILE_ENTRY):
+            for kind in (SHARD_ENTRY, FILE_ENTRY, SEARCH_PAGE):
                 cache.prune(kind)
         with self._lock:
             if self.state.site is not site:

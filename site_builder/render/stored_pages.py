@@ -20,7 +20,8 @@ from dataclasses import asdict, replace
 from functools import partial
 from pathlib import Path
 
-from site_builder.cache.store import BuildCache
+from site_builder.cache.reuse import code_digest
+from site_builder.cache.store import BuildCache, digest
 from site_builder.model.declared import PageScan, Shingles
 from site_builder.model.links import ProseLink, SiteLink
 from site_builder.model.models import Page
@@ -29,6 +30,8 @@ from site_builder.runtime.workers import run_each
 
 SCAN, HTML = "scan", "html"
 """The two kinds of entry a page is stored as."""
+SEARCH_PAGE = "search-page"
+"""A third, for a guide page: what Pagefind reads of it, under its bytes' sha256."""
 
 
 def reused_pages(
@@ -95,7 +98,7 @@ def reused_pages(
     def stored_now(index: int, page: Page) -> Page:
         entry = keys[index]
         sha256, stored = _written(cache, entry, page)
-        cache.hold(SCAN, entry, page)
+        cache.hold(SCAN, entry, replace(page, search=b""))  # the entry has it
         if not html:
             return replace(page, content=b"")
         # Only the entry just written: an older one under this key may be damaged.
@@ -111,14 +114,35 @@ def _written(cache: BuildCache, key: str, page: Page) -> tuple[str, bool]:
     entry is on disk now."""
     sha256 = hashlib.sha256(page.content).hexdigest()
     cache.write(SCAN, key, lambda: dump_scan(page, sha256))
+    if page.search:
+        cache.write(SEARCH_PAGE, search_page_key(sha256), page.search)
     return sha256, cache.write(HTML, key, page.content, file=True)
+
+
+def search_page_key(sha256: str) -> str:
+    """Return the key of what Pagefind reads of the page whose bytes have this sha256 (and
+    of the code that cut it)."""
+    return digest(SEARCH_PAGE, code_digest(), sha256)
+
+
+def search_page(cache: BuildCache | None, page: Page, sha256: str) -> bytes:
+    """Return what Pagefind reads of a page whose bytes have `sha256`: what rendering it
+    left (`Page.search`, or its cache entry), else its bytes."""
+    if page.search:
+        return page.search
+    if cache is not None:
+        key = search_page_key(sha256)
+        cut = cache.read(SEARCH_PAGE, key)
+        if cut is not None:
+            return cut
+    return page.read()
 
 
 def _stored_here(cache: BuildCache, key: str, page: Page) -> Page:
     """Store a page just rendered under `key` and return it without its bytes (with their
     sha256), or as it is if its HTML entry could not be written."""
     sha256, stored = _written(cache, key, page)
-    return replace(page, content=b"", sha256=sha256) if stored else page
+    return replace(page, content=b"", search=b"", sha256=sha256) if stored else page
 
 
 def _linked(cache: BuildCache, key: str, page: Page, folder: Path | None) -> Page | None:

@@ -1,0 +1,162 @@
+"""Pagefind reads a cut of each guide page: its `data-pagefind-body` without what it ignores.
+
+The cut is made where the page is rendered and kept in the build cache; the search index made
+from the cuts is byte-identical to the one Pagefind makes from the whole pages, so readers
+find exactly what they found before, and a cut that is missing or damaged in the cache means
+Pagefind reads the whole page instead."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import re
+import shutil
+import subprocess
+import threading
+from pathlib import Path
+
+import pytest
+from selectolax.lexbor import LexborHTMLParser
+
+from site_builder.cache.store import BuildCache
+from site_builder.model.models import Page
+from site_builder.output import search
+from site_builder.render.scan import _search_page
+from site_builder.render.stored_pages import SEARCH_PAGE, search_page, search_page_key
+from tests.conftest import Project, copy_project, tree_digest
+
+SVG = '<svg xmlns="http://www.w3.org/2000/svg" width="40" height="20"><rect width="40" height="20"/></svg>'
+EXTRA_PROSE = (
+    "\n## A diagram and a command\n\n![The daemon and its clients](images/flow.svg)\n\n"
+    "```bash\npython -m sglang.launch_server --model-path zai-org/GLM-5.2-FP8\n```\n"
+)
+NESTED = b"""<!DOCTYPE html><html lang="en"><head><title>Nested &amp; odd</title>
+<link rel="stylesheet" href="/assets/style.css"></head><body><header>Site chrome</header>
+<main><article data-pagefind-body><h1 id="top">Nested <em>ignores</em></h1>
+<p>Kept words before <span data-pagefind-ignore>hidden <code data-pagefind-ignore>deeper
+</code> outer</span> and after.</p><dl><dt>Checked</dt><dd><time>2026-08-24</time></dd></dl>
+<nav data-pagefind-ignore><ol><li data-pagefind-ignore>contents</li></ol></nav>
+<p><strong data-pagefind-meta="verdict">Pilot only</strong> <img src="/a.png" alt="A chart"></p>
+<h2 id="table">A table</h2><table><tr><th>Mode</th><td>daemon <b>&lt;off&gt;</b></td></tr></table>
+</article></main><footer>More chrome</footer></body></html>
+"""
+
+
+def bundle_files(bundle: Path) -> dict[str, bytes]:
+    """The files of a Pagefind bundle that hold what it found: the index, fragments, filters."""
+    parts = ("fragment/", "index/", "filter/", "pagefind-entry.json")
+    found = {path.relative_to(bundle).as_posix(): path for path in bundle.rglob("*")}
+    return {name: path.read_bytes() for name, path in found.items() if name.startswith(parts)}
+
+
+def pagefind(site: Path, bundle: Path, language: str = "en") -> dict[str, bytes]:
+    """Run Pagefind itself over `site`; return its bundle's files."""
+    command = [search._indexer(), "--site", str(site), "--output-path", str(bundle)]
+    subprocess.run([*command, "--force-language", language, "--silent"], check=True, timeout=120)
+    return bundle_files(bundle)
+
+
+def fragments(files: dict[str, bytes]) -> list[dict[str, object]]:
+    """The pages a bundle found, as Pagefind's fragments say."""
+    prefix = b"pagefind_dcd"
+    found = [gzip.decompress(data) for name, data in files.items() if name.startswith("fragment/")]
+    return sorted((json.loads(data[len(prefix) :]) for data in found), key=lambda f: f["url"])
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> Project:
+    """The seed project, one guide with an image and a code block, built with search."""
+    project = copy_project(tmp_path_factory.mktemp("cut") / "project")
+    project.write("content/images/flow.svg", SVG)
+    prose = project.root / "content" / "glm-5-2-sglang-weight-cache-daemon.md"
+    prose.write_text(prose.read_text("utf-8") + EXTRA_PROSE, "utf-8")
+    result = project.run("--quiet")
+    assert result.returncode == 0, result.stderr
+    return project
+
+
+def test_the_index_of_the_cuts_is_the_index_of_the_whole_pages(
+    built: Project, tmp_path: Path
+) -> None:
+    whole = tmp_path / "whole"
+    for page in built.out.glob("guides/*/index.html"):
+        target = whole / page.relative_to(built.out)
+        target.parent.mkdir(parents=True)
+        shutil.copyfile(page, target)
+    language = re.search(rb'<html lang="([^"]+)"', next(whole.rglob("*.html")).read_bytes())
+    assert language is not None
+    expected = pagefind(whole, tmp_path / "bundle", language.group(1).decode())
+    assert len(fragments(expected)) == 4
+    assert bundle_files(built.out / "pagefind") == expected
+    page = (built.out / "guides/glm-5-2-sglang-weight-cache-daemon/index.html").read_text("utf-8")
+    assert "sglang.launch_server" in page and "<img" in page  # the cut kept what it had to
+
+
+def test_a_cut_keeps_what_pagefind_reads_and_drops_the_rest(tmp_path: Path) -> None:
+    cut = _search_page(LexborHTMLParser(NESTED))
+    text = cut.decode("utf-8")
+    assert "chrome" not in text and "style.css" not in text
+    assert "hidden" not in text and "deeper" not in text and "contents" not in text
+    assert "Kept words before" in text and "and after." in text
+    assert 'data-pagefind-meta="verdict"' in text and 'src="/a.png"' in text
+    assert "&lt;off&gt;" in text and "<title>Nested &amp; odd</title>" in text
+    for name, content in (("whole", NESTED), ("cut", cut)):
+        (tmp_path / name / "page").mkdir(parents=True)
+        (tmp_path / name / "page" / "index.html").write_bytes(content)
+    whole = pagefind(tmp_path / "whole", tmp_path / "whole-bundle")
+    assert pagefind(tmp_path / "cut", tmp_path / "cut-bundle") == whole
+    [found] = fragments(whole)
+    assert found["meta"] == {
+        "title": "Nested ignores",
+        "verdict": "Pilot only",
+        "image": "/a.png",
+        "image_alt": "A chart",
+    }
+
+
+def test_a_page_without_a_search_body_is_not_cut() -> None:
+    page = b"<!DOCTYPE html><html><head><title>Tags</title></head><body><main>x</main></body>"
+    assert _search_page(LexborHTMLParser(page)) == b""
+
+
+def test_the_index_is_made_from_the_cut_pages(tmp_path: Path) -> None:
+    whole = b'<html lang="en"><body><main data-pagefind-body><p>alpha</p></main></body></html>'
+    cut = b'<html lang="en"><body><main data-pagefind-body><p>omega</p></main></body></html>'
+    page = Page("guides/one/index.html", whole, search=cut)
+    with search.SearchIndex([page], "en", tmp_path / "out", threading.Event()) as index:
+        bundle = {page.path.removeprefix("pagefind/"): page.content for page in index.pages()}
+    [found] = fragments(bundle)
+    assert found["content"] == "omega."
+
+
+def test_a_cut_comes_from_the_cache_or_else_the_whole_page_is_read(tmp_path: Path) -> None:
+    cache = BuildCache(tmp_path / "cache")
+    sha256 = "ab" * 32
+    whole = Page("guides/one/index.html", b"<html>whole</html>")
+    assert search_page(cache, whole, sha256) == whole.content  # nothing cut yet
+    cache.write(SEARCH_PAGE, search_page_key(sha256), b"<html>cut</html>")
+    assert search_page(cache, whole, sha256) == b"<html>cut</html>"
+    assert search_page(None, whole, sha256) == whole.content
+    entry = cache.file(SEARCH_PAGE, search_page_key(sha256))
+    entry.write_bytes(entry.read_bytes().replace(b"cut", b"cot"))  # damaged after it was written
+    assert search_page(cache, whole, sha256) == whole.content
+
+
+def test_a_build_whose_cached_cuts_are_damaged_writes_what_a_cold_build_does(
+    built: Project, tmp_path: Path
+) -> None:
+    project = copy_project(tmp_path / "project", built.root)
+    shutil.copytree(built.root / ".cache", project.root / ".cache")
+    cuts = list((project.root / ".cache").glob(f"v*/{SEARCH_PAGE}/*"))
+    assert len(cuts) == 4, "one cut a guide page"
+    for path in cuts:
+        path.write_bytes(path.read_bytes().replace(b"GLM", b"GLN"))
+    for kind in ("search", "search-file"):  # so the shard is indexed again
+        for folder in (project.root / ".cache").glob(f"v*/{kind}"):
+            shutil.rmtree(folder)
+    prose = project.root / "content" / "glm-5-2-vllm-decode-context-parallel.md"
+    prose.write_text(prose.read_text("utf-8") + "\nOne more sentence about GLM-5.2.\n", "utf-8")
+    assert project.run("--quiet", "--out", str(tmp_path / "warm")).returncode == 0
+    cold = copy_project(tmp_path / "cold", project.root)
+    assert cold.run("--quiet", "--no-cache", "--out", str(tmp_path / "cold-site")).returncode == 0
+    assert tree_digest(tmp_path / "warm") == tree_digest(tmp_path / "cold-site")
