@@ -311,18 +311,18 @@ def test_a_rebuild_scans_the_pages_it_rendered_after_showing_them(
     shown: list[bool] = []
     scanned: list[tuple[str, bool]] = []
     original_publish = preview.PreviewState.publish
-    original_scan = scan.scan_with_text
+    original_scan = scan._scanned  # every page's scan, guide or listing, goes through it
 
     def publish(self: preview.PreviewState, site: Any, *args: Any, **kwargs: Any) -> None:
         original_publish(self, site, *args, **kwargs)
         shown.append(site is not None)
 
-    def scan_with_text(page: Any, base_url: str) -> Any:
+    def scanned_page(page: Any, base_url: str) -> Any:
         scanned.append((page.path, any(shown)))
         return original_scan(page, base_url)
 
     monkeypatch.setattr(preview.PreviewState, "publish", publish)
-    monkeypatch.setattr(scan, "scan_with_text", scan_with_text)
+    monkeypatch.setattr(scan, "_scanned", scanned_page)
     edit_prose(project, "scannedlater")
     assert served.previewer.rebuild()
     guides = [path for path, _ in scanned if path.startswith("guides/glm-5-2-")]
