@@ -38,6 +38,8 @@ NESTED = b"""<!DOCTYPE html><html lang="en"><head><title>Nested &amp; odd</title
 <nav data-pagefind-ignore><ol><li data-pagefind-ignore>contents</li></ol></nav>
 <p><strong data-pagefind-meta="verdict">Pilot only</strong> <img src="/a.png" alt="A chart"></p>
 <h2 id="table">A table</h2><table><tr><th>Mode</th><td>daemon <b>&lt;off&gt;</b></td></tr></table>
+<p>See <a href="/guides/x/" class="ref">the <span class="num">other</span> guide</a> and
+<span id="note" class="num">a note</span>, <em title="a" lang="fr">une</em> <code>tp=8</code>.</p>
 </article></main><footer>More chrome</footer></body></html>
 """
 
@@ -100,6 +102,12 @@ def test_a_cut_keeps_what_pagefind_reads_and_drops_the_rest(tmp_path: Path) -> N
     assert "Kept words before" in text and "and after." in text
     assert 'data-pagefind-meta="verdict"' in text and 'src="/a.png"' in text
     assert "&lt;off&gt;" in text and "<title>Nested &amp; odd</title>" in text
+    # Inline elements Pagefind reads nothing of are their text alone; an anchor, an attribute
+    # it might read (or one it reads) keep theirs.
+    assert "See the other guide and" in text and "<code>" not in text and "<time>" not in text
+    assert (
+        '<span id="note" class="num">a note</span>' in text and '<em title="a" lang="fr">' in text
+    )
     for name, content in (("whole", NESTED), ("cut", cut)):
         (tmp_path / name / "page").mkdir(parents=True)
         (tmp_path / name / "page" / "index.html").write_bytes(content)

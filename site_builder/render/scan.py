@@ -34,6 +34,10 @@ _LINK_ATTRIBUTES = {
 _LINKING = ", ".join(f"{tag}[{attribute}]" for tag, attribute in _LINK_ATTRIBUTES.items())
 _INVISIBLE = {"script", "style", "template", "head", "title"}
 _SEARCHED, _UNSEARCHED = "[data-pagefind-body]", "[data-pagefind-ignore]"
+_INLINE = "a, abbr, b, code, em, i, small, span, strong, time"
+_INERT = frozenset({"class", "title", "aria-hidden", "datetime", "href", "rel"})
+"""Attributes Pagefind does not read: an inline element holding no others is only its text
+to it (an `id` is an anchor, a `data-pagefind-*` attribute is read)."""
 
 
 def _scan(
@@ -73,15 +77,19 @@ def _scan(
 def _search_page(tree: LexborHTMLParser) -> bytes:
     """Return the page Pagefind reads of a guide's page: its `data-pagefind-body` element
     without what Pagefind ignores in it (the contents list, charts, hashes: half the page's
-    bytes), under the page's language and title; b"" if the page has no such element.
+    bytes) and without the tags of inline elements it reads nothing of (table cells' spans),
+    under the page's language and title; b"" if the page has no such element.
 
     Pagefind reads nothing else of a page that has one, so its index of this page is the
-    index of the whole page (tested), made in about a sixth less time."""
+    index of the whole page (tested), made with about 17% fewer instructions."""
     body = tree.css_first(_SEARCHED)
     if body is None:
         return b""
     for ignored in reversed(body.css(_UNSEARCHED)):  # the innermost first
         ignored.decompose()
+    for inline in body.css(_INLINE):
+        if _INERT.issuperset(inline.attributes):
+            inline.unwrap()  # its text stays: 5% fewer instructions for Pagefind
     root = tree.root
     language = escape((root.attributes.get("lang") or "") if root is not None else "")
     title = tree.css_first("title")
