@@ -1,7 +1,8 @@
 """Parallel and cached builds write exactly what a cold serial build writes.
 
 A fixture project grown to 20 guides is edited by a seeded random sequence of changes
-(records, prose, front matter, additions, deletions, renames, templates, settings, rules);
+(records, prose, links between guides, front matter, additions, deletions, renames,
+templates, settings, rules);
 after each one a build that reuses the cache and renders over two processes must give the
 same pages and the same findings as a serial build with no cache. A build killed while it
 writes the cache, or a damaged entry, must not change what the next build writes.
@@ -81,6 +82,7 @@ EDITS = (
     "record-file-rename",
     "verdict",
     "checked",
+    "link",
 )
 
 
@@ -159,6 +161,10 @@ def edit(project: Project, rng: random.Random, step: int) -> str:
         chosen.write_text(f"---\n{yaml.safe_dump(front)}---\n{body}", "utf-8")
     elif kind == "add":
         add_guide(project, f"probe-new-{step}", rng)
+    elif kind == "link":  # to a guide that may be renamed or deleted, or added by the next step
+        other = rng.choice([*(path.stem for path in prose), f"probe-new-{step + 1}"])
+        with chosen.open("a", encoding="utf-8") as stream:
+            stream.write(f"\nSee [{other}](/guides/glm-5-2-{other}/).\n")
     elif kind == "delete" and len(prose) > 2:
         chosen.unlink()
         record.unlink()

@@ -8,11 +8,13 @@ Pagefind reads the whole page instead."""
 from __future__ import annotations
 
 import gzip
+import hashlib
 import json
 import re
 import shutil
 import subprocess
 import threading
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -139,15 +141,17 @@ def test_the_index_is_made_from_the_cut_pages(tmp_path: Path) -> None:
 
 def test_a_cut_comes_from_the_cache_or_else_the_whole_page_is_read(tmp_path: Path) -> None:
     cache = BuildCache(tmp_path / "cache")
-    sha256 = "ab" * 32
-    whole = Page("guides/one/index.html", b"<html>whole</html>")
-    assert search_page(cache, whole, sha256) == whole.content  # nothing cut yet
-    cache.write(SEARCH_PAGE, search_page_key(sha256), b"<html>cut</html>")
-    assert search_page(cache, whole, sha256) == b"<html>cut</html>"
-    assert search_page(None, whole, sha256) == whole.content
+    cut = b"<html>cut</html>"
+    sha256 = hashlib.sha256(cut).hexdigest()
+    whole = Page("guides/one/index.html", b"<html>whole</html>", search_sha256=sha256)
+    assert search_page(cache, whole) == whole.content  # nothing cut yet
+    cache.write(SEARCH_PAGE, search_page_key(sha256), cut)
+    assert search_page(cache, whole) == cut
+    assert search_page(None, whole) == whole.content
+    assert search_page(cache, replace(whole, search_sha256="")) == whole.content
     entry = cache.file(SEARCH_PAGE, search_page_key(sha256))
     entry.write_bytes(entry.read_bytes().replace(b"cut", b"cot"))  # damaged after it was written
-    assert search_page(cache, whole, sha256) == whole.content
+    assert search_page(cache, whole) == whole.content
 
 
 def test_a_build_whose_cached_cuts_are_damaged_writes_what_a_cold_build_does(

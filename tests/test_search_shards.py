@@ -32,6 +32,8 @@ from site_builder.preview.builds import Previewer
 from site_builder.runtime import workers
 from tests.conftest import Project, copy_project, tree_digest
 from tests.netlify_server import serve_netlify
+from tests.new_guide import SLUG as PROBE
+from tests.new_guide import write_probe_guide
 from tests.preview_helpers import Preview, start_preview
 from tests.test_site_browser import Tab, assert_result_with_verdict, html_of, launch_chromium
 
@@ -172,6 +174,30 @@ def test_a_one_change_build_indexes_only_the_changed_guides_shard_again(
     build(BuildConfig.for_root(project.root))
     assert len(launches[2]) == 4
     assert tree_digest(project.out) == warm  # byte-identical to a cold build
+
+
+def test_a_change_to_what_search_does_not_read_indexes_no_shard_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A shard is known by what Pagefind reads of its pages (their titles and search bodies),
+    # so a footer on every page, or a new guide in other pages' related links, indexes only
+    # what changed there: nothing, or the new guide's shard.
+    project = shard_project(tmp_path)
+    launches = indexed_sites(monkeypatch)
+    config = BuildConfig.for_root(project.root)
+    build(config)
+    base = project.root / "templates" / "base.html"
+    base.write_text(base.read_text("utf-8").replace("</footer>", "A new footer. </footer>"))
+    build(config)
+    assert b"A new footer." in (project.out / "guides" / EDITED / "index.html").read_bytes()
+    assert len(launches) == 1, launches  # the cold build's alone
+    write_probe_guide(project.root)
+    build(config)
+    assert len(launches) == 2 and PROBE in launches[1] and len(launches[1]) < 5, launches
+    warm = tree_digest(project.out)
+    shutil.rmtree(project.root / ".cache")
+    build(config)
+    assert len(launches[2]) == 5 and tree_digest(project.out) == warm
 
 
 GB = 1 << 30
@@ -417,8 +443,8 @@ def test_a_stopped_index_keeps_what_it_read_and_leaves_its_folder_until_idle(
     report = build(BuildConfig.for_root(project.root))
     cache = BuildCache(project.root / ".cache")
     pages = [
-        replace(page, content=page.read() + b"<!-- changed -->", stored=None)
-        if f"/{EDITED}/" in f"/{page.path}"
+        replace(page, content=page.read() + b"<!-- changed -->", stored=None, search_sha256="")
+        if f"/{EDITED}/" in f"/{page.path}"  # known by its bytes, as a page with no cut is
         else page
         for page in report.pages
     ]

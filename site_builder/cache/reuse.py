@@ -111,8 +111,10 @@ def verification_key(guide: Guide, verify_key: str, cache: BuildCache | None) ->
 
 
 def site_digest(site: Site, templates_key: str, *, every_guide: bool) -> str:
-    """Return the digest of what every guide page reads of the site: shared inputs, the URLs
-    of all guides, and (when the guide templates read `site.guides`) every guide's summary."""
+    """Return the digest of what every page of one kind reads of the site: its shared inputs
+    and, when its template reads `site.guides`, every guide's summary. Not the guides' paths:
+    what a page shows of other guides is part of its own key (`guide_page_key`,
+    `list_page_key`), and a guide page's prose links are checked apart (`Page.lookups`)."""
     summaries = [_summary(guide) for guide in site.guides] if every_guide else []
     images = sorted(site.images.items())  # a page shows an image by its hashed name and size
     registry = [entry.model_dump_json() for entry in site.registry]
@@ -127,7 +129,6 @@ def site_digest(site: Site, templates_key: str, *, every_guide: bool) -> str:
         json.dumps([asset.name for asset in site.static]),
         json.dumps([(path, i.url, i.width, i.height, i.problem) for path, i in images]),
         str(site.production),
-        json.dumps(sorted(site.by_url)),
         json.dumps(summaries, default=str),
     )
 

@@ -154,9 +154,15 @@ class Page:
     """What the page declares, read where it was rendered (a worker process)."""
     shingles: Shingles | None = field(default=None, compare=False, repr=False)
     """A guide page's word 3-grams for the overlap audit, made where it was rendered."""
+    lookups: tuple[tuple[str, bool], ...] = field(default=(), compare=False, repr=False)
+    """The site paths a guide page's prose links to, each with whether a guide of the site
+    had it when the page was rendered: its cached page is reused only while each still is."""
     search: bytes = field(default=b"", compare=False, repr=False)
     """What Pagefind reads of a guide page (`scan._search_page`), made where it was rendered;
     b"" once stored in the build cache (`stored_pages.search_page`) or for other pages."""
+    search_sha256: str = field(default="", compare=False, repr=False)
+    """The sha256 of `search`, kept when `search` is let go: a search shard is indexed again
+    only when what Pagefind reads of one of its pages changed."""
     finish: Callable[[Page], Page] | None = field(default=None, compare=False, repr=False)
     """What is left to do to a page rendered for the preview, once its site is shown: scan
     it and store it in the build cache (`stored_pages.finished`)."""

@@ -150,10 +150,7 @@ class SearchIndex:
             sizes: list[int] = []  # the pages of each shard to index
             for shard, listed in sharded(pages, shard_pages).items():
                 bundle = self._folder / f"{BUNDLE}-{shard}"
-                sha256s = [self._sha256(page) for page in listed]
-                identities = (
-                    f"{page.path} {sha}" for page, sha in zip(listed, sha256s, strict=True)
-                )
+                identities = (f"{page.path} {self._identity(page)}" for page in listed)
                 key = digest(indexer, language, code_digest(), *identities)
                 self._bundles[bundle] = key
                 if stop.is_set():
@@ -161,11 +158,12 @@ class SearchIndex:
                 files = held.bundles.get(key) if held is not None else None
                 files = files if files is not None else cached_bundle(cache, key)
                 if cache is not None:  # each page's cut stays for the next build's shard
-                    for sha in sha256s:
-                        cache.keep(SEARCH_PAGE, search_page_key(sha))
+                    for page in listed:
+                        if page.search_sha256:
+                            cache.keep(SEARCH_PAGE, search_page_key(page.search_sha256))
                 if files is None:
                     site = self._folder / f"site-{shard}"
-                    read = map(partial(search_page, cache), listed, sha256s)
+                    read = map(partial(search_page, cache), listed)
                     _write_site(listed, read, site, stop)
                     self._new.append((key, site, bundle))
                     sizes.append(len(listed))
@@ -235,14 +233,18 @@ class SearchIndex:
             take(listing)
         return sorted([*files, *listing], key=lambda p: p.path)
 
-    def _sha256(self, page: Page) -> str:
-        """Return the sha256 of a page's bytes (remembered by `held` for the same bytes
-        object): with its path, its part of a shard's cache key."""
+    def _identity(self, page: Page) -> str:
+        """Return, with its path, a page's part of its shard's cache key: the sha256 of what
+        Pagefind reads of it (a change elsewhere on the page, such as a new related guide,
+        indexes nothing again), else of its bytes (remembered by `held` for the same bytes
+        object)."""
+        if page.search_sha256:
+            return f"cut {page.search_sha256}"
         if page.stored is not None:
-            return page.sha256
+            return f"page {page.sha256}"
         if self._held is None:
-            return _sha256(page.content)
-        return self._held.identity(page.content, _sha256)
+            return f"page {_sha256(page.content)}"
+        return f"page {self._held.identity(page.content, _sha256)}"
 
     def _finished(self) -> Iterator[Path]:
         """Yield the bundle folder of each shard indexed now, as its run ends; fail with what

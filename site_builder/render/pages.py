@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -119,7 +120,6 @@ def guide_pages(
     env: Environment,
     templates_key: str,
     site: Site,
-    site_key: str,
     verifications: Mapping[str, Verification],
     config: BuildConfig,
     common: dict[str, Any],
@@ -130,8 +130,8 @@ def guide_pages(
     deferred: Mapping[str, Deferred] | None = None,
 ) -> list[Page]:
     """Build each guide's view, render it and scan it, over `config.jobs` processes; reuse
-    the pages `cache` has for the same guide and site (without their bytes unless `html`;
-    `site_key` digests the site without its guides' summaries). With `later`, a page
+    the pages `cache` has for the same guide and site (without their bytes unless `html`).
+    With `later`, a page
     rendered now is scanned later; with `on_disk`, pages leave their bytes in the cache (see
     `stored_pages.reused_pages`). A guide whose verification is `deferred` is verified where
     its page is rendered, and the page carries it to the builder (`Page.verified`).
@@ -162,26 +162,37 @@ def guide_pages(
         return page if sent is None else replace(page, verified=sent)
 
     def _guide_page(guide: Guide, verification: Verification | None) -> Page:
+        looked_up: dict[str, bool] = {}
         try:
             view = page_view(
-                guide, site, verification, reserved, lambda href: link_target(href, site)
+                guide,
+                site,
+                verification,
+                reserved,
+                partial(link_target, site=site, looked_up=looked_up),
             )
         except InputError:  # a record left on disk was saved since the build began
             raise
         except Exception as error:  # any failure here is ours, not the editor's
             raise BuilderError(guide.source, error) from error
         try:
-            return render_guide(env, view, common, navigation)
+            page = render_guide(env, view, common, navigation)
         except TEMPLATE_ERRORS as error:
             raise InputError([template_problem(error, config)]) from None
+        return replace(page, lookups=tuple(sorted(looked_up.items())))
+
+    def current(page: Page) -> bool:
+        """Whether each guide path the page's prose links to is (or is not) a guide still."""
+        return all((key in site.by_url) == built for key, built in page.lookups)
 
     def checks(guide: Guide) -> list[Sequence[ClaimCheck]]:
         verification = verifications.get(guide.evidence.operation_id)
         return [verification.checks] if verification is not None else []
 
     guides = site.guides
-    if cache and every_guide:
-        site_key = site_digest(site, templates_key, every_guide=True)
+    # Not the guides' paths: a page shows the guides `navigation.shown` names (part of its
+    # key) and looks up those its prose links to (`current`), no others.
+    site_key = site_digest(site, templates_key, every_guide=every_guide) if cache else ""
     keys = guide_page_keys(guides, site_key, navigation, cache)
     keep_related(navigation, cache)  # every guide's, for its key
     return reused_pages(
@@ -195,6 +206,7 @@ def guide_pages(
         later=later,
         on_disk=on_disk,
         around=lambda index: lent(guides[index].evidence.body, *checks(guides[index])),
+        reusable=current,
     )
 
 

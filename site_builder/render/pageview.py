@@ -88,9 +88,16 @@ def _chart(chart: Chart, ids: PageIds) -> Chart:
     return replace(chart, id=anchor)
 
 
-def link_target(href: str, site: Site) -> str:
-    """Keep links to pages built here site-relative; send other site paths to their canonical."""
+def link_target(href: str, site: Site, looked_up: dict[str, bool] | None = None) -> str:
+    """Keep links to pages built here site-relative; send other site paths to their canonical.
+    Each guide path it looks up goes into `looked_up`, with whether the site has it."""
     path = href.split("#", 1)[0].split("?", 1)[0]
+    if path in SITE_PAGES or path.startswith(SITE_FOLDERS):
+        return href
     key = page_key(href, site.settings.base_url)
-    built = path in SITE_PAGES or key in site.by_url or path.startswith(SITE_FOLDERS)
+    if key is None:
+        return site.canonical(href)
+    built = key in site.by_url
+    if looked_up is not None:
+        looked_up[key] = built
     return href if built else site.canonical(href)

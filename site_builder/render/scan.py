@@ -9,6 +9,7 @@ reads from it (`Page.search`). The only module that imports selectolax.
 
 from __future__ import annotations
 
+import hashlib
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import replace
@@ -132,7 +133,9 @@ def scanned_guide_page(page: Page, guide: Guide, base_url: str) -> Page:
     the page's visible text and of the record's published values."""
     scan, text, tree = _scanned(page, base_url)
     shingles = Shingles(gram_codes(text), gram_codes(evidence_text(guide.evidence)))
-    return replace(page, scan=scan, shingles=shingles, search=_search_page(tree))
+    search = _search_page(tree)
+    digest = hashlib.sha256(search).hexdigest() if search else ""
+    return replace(page, scan=scan, shingles=shingles, search=search, search_sha256=digest)
 
 
 def scan_with_text(page: Page, base_url: str) -> tuple[PageScan, str]:

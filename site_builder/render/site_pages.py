@@ -73,12 +73,10 @@ def render_site(
     pages, asset_urls = asset_pages(site.assets)
     tags = tag_pages(site.guides)
     common: dict[str, Any] = {"site": site, "settings": site.settings, "assets": asset_urls}
-    site_key = site_digest(site, templates_key, every_guide=False) if cache else ""
     guides = guide_pages(
         env,
         templates_key,
         site,
-        site_key,
         verifications,
         config,
         common,
@@ -96,6 +94,7 @@ def render_site(
         latest = site.guides[:LATEST_ON_HOME]
         families = family_groups(site)
         inputs = partial(guide_digest, cache=cache)
+        site_key = _fragment_site_key(env, templates_key, site, cache)
         macro = template_macro(env, "guide_card", "guides.html")
         card = Fragment(cache, f"card {site_key}", macro, inputs)
         pages.append(
@@ -145,6 +144,20 @@ def render_site(
     return sorted(pages, key=lambda page: page.path)
 
 
+def _fragment_site_key(
+    env: Environment, templates_key: str, site: Site, cache: BuildCache | None
+) -> str:
+    """Return what each guide's card and feed entry read of the site (`macros.html` draws
+    them from the guide and the settings; every guide's summary too if it reads the site's
+    guides), so a guide added draws its own card and entry alone."""
+    if cache is None:
+        return ""
+    every_guide = reused(
+        cache, ("macros template", templates_key), lambda: reads_every_guide(env, "macros.html")
+    )
+    return site_digest(site, templates_key, every_guide=every_guide)
+
+
 def _tag_pages(
     env: Environment,
     templates_key: str,
@@ -160,6 +173,7 @@ def _tag_pages(
     every_guide = reused(
         cache, ("tag template", templates_key), lambda: reads_every_guide(env, "tag.html")
     )
+    # Not every guide's path: a tag page shows its own guides (part of its key) and no others.
     site_key = site_digest(site, templates_key, every_guide=every_guide) if cache else ""
     paths = [f"tags/{tag.tag}/index.html" for tag in tags]
     return reused_pages(

@@ -31,7 +31,7 @@ from site_builder.runtime.workers import run_each
 SCAN, HTML = "scan", "html"
 """The two kinds of entry a page is stored as."""
 SEARCH_PAGE = "search-page"
-"""A third, for a guide page: what Pagefind reads of it, under its bytes' sha256."""
+"""A third, for a guide page: what Pagefind reads of it, under that cut's own sha256."""
 
 
 def reused_pages(
@@ -46,6 +46,7 @@ def reused_pages(
     later: bool = False,
     on_disk: Path | None = None,
     around: Callable[[int], AbstractContextManager[object]] = lambda _: nullcontext(),
+    reusable: Callable[[Page], bool] = lambda _: True,
 ) -> list[Page]:
     """Return `[scan(i, render(i)) for i in range(count)]`: each from the cache when its
     entries for its key read back, the others rendered over `jobs` processes and stored.
@@ -54,7 +55,8 @@ def reused_pages(
     bytes left in the cache's file and linked into that folder (`Page.stored`), not held.
     With `later` (the preview, which shows a rebuild before checking it) a page rendered now
     is scanned and stored by `finished`. Each page is rendered and scanned inside
-    `around(i)` (a guide's `lending.lent`: a worker holds one guide's record at a time)."""
+    `around(i)` (a guide's `lending.lent`: a worker holds one guide's record at a time). A
+    page the cache has is rendered again unless `reusable` (its `lookups` still hold)."""
 
     def made(index: int) -> Page:
         with around(index):
@@ -71,9 +73,10 @@ def reused_pages(
     for index, entry in enumerate(keys):
         held = cache.recall(SCAN, entry)
         if held is not None:
-            cache.keep(HTML, entry)
-            found[index] = held  # type: ignore[assignment]
-        elif (page := _read(cache, entry, html, on_disk)) is not None:
+            if reusable(held):  # type: ignore[arg-type]
+                cache.keep(HTML, entry)
+                found[index] = held  # type: ignore[assignment]
+        elif (page := _read(cache, entry, html, on_disk, reusable)) is not None:
             if html:
                 cache.hold(SCAN, entry, page)
             found[index] = page
@@ -115,24 +118,23 @@ def _written(cache: BuildCache, key: str, page: Page) -> tuple[str, bool]:
     sha256 = hashlib.sha256(page.content).hexdigest()
     cache.write(SCAN, key, lambda: dump_scan(page, sha256))
     if page.search:
-        cache.write(SEARCH_PAGE, search_page_key(sha256), page.search)
+        cache.write(SEARCH_PAGE, search_page_key(page.search_sha256), page.search)
     return sha256, cache.write(HTML, key, page.content, file=True)
 
 
-def search_page_key(sha256: str) -> str:
-    """Return the key of what Pagefind reads of the page whose bytes have this sha256 (and
-    of the code that cut it)."""
-    return digest(SEARCH_PAGE, code_digest(), sha256)
+def search_page_key(search_sha256: str) -> str:
+    """Return the key of what Pagefind reads of a page, by that cut's sha256 (and the code
+    that cut it)."""
+    return digest(SEARCH_PAGE, code_digest(), search_sha256)
 
 
-def search_page(cache: BuildCache | None, page: Page, sha256: str) -> bytes:
-    """Return what Pagefind reads of a page whose bytes have `sha256`: what rendering it
-    left (`Page.search`, or its cache entry), else its bytes."""
+def search_page(cache: BuildCache | None, page: Page) -> bytes:
+    """Return what Pagefind reads of a page: what rendering it left (`Page.search`, or its
+    cache entry), else its bytes (Pagefind indexes them alike)."""
     if page.search:
         return page.search
-    if cache is not None:
-        key = search_page_key(sha256)
-        cut = cache.read(SEARCH_PAGE, key)
+    if cache is not None and page.search_sha256:
+        cut = cache.read(SEARCH_PAGE, search_page_key(page.search_sha256))
         if cut is not None:
             return cut
     return page.read()
@@ -162,9 +164,15 @@ def finished(pages: list[Page]) -> list[Page]:
     return [page.finish(replace(page, finish=None)) if page.finish else page for page in pages]
 
 
-def _read(cache: BuildCache, key: str, html: bool, on_disk: Path | None) -> Page | None:
+def _read(
+    cache: BuildCache,
+    key: str,
+    html: bool,
+    on_disk: Path | None,
+    reusable: Callable[[Page], bool],
+) -> Page | None:
     """Return the page stored under `key` (without its bytes unless `html`; with them in
-    the cache's file if `on_disk`), or None."""
+    the cache's file if `on_disk`), or None, also when it is not `reusable`."""
     data = cache.read(SCAN, key)
     if data is None:
         return None
@@ -172,6 +180,8 @@ def _read(cache: BuildCache, key: str, html: bool, on_disk: Path | None) -> Page
         page, sha256 = load_scan(data)
     except (ValueError, KeyError, TypeError):  # a damaged entry: render it again
         cache.misses += 1
+        return None
+    if not reusable(page):
         return None
     if not html:  # an audit: the next build reads the HTML entry
         cache.keep(HTML, key)
@@ -213,6 +223,8 @@ def dump_scan(page: Page, sha256: str) -> bytes:
         "scan": scan,
         "shingles": [len(part) for part in shingles] if shingles else None,
         "sha256": sha256,
+        "search": page.search_sha256,
+        "lookups": page.lookups,
     }
     return b"\n".join([json.dumps(head, ensure_ascii=False).encode("utf-8"), *(shingles or ())])
 
@@ -238,7 +250,9 @@ def load_scan(data: bytes) -> tuple[Page, str]:
         if len(codes) != text_size + 1 + evidence_size:
             raise ValueError("the shingles are not their stated size")
         shingles = Shingles(codes[:text_size], codes[text_size + 1 :])
-    return Page(head["path"], b"", links, scan, shingles), head["sha256"]
+    lookups = tuple((str(key), built is True) for key, built in head["lookups"])
+    page = Page(head["path"], b"", links, scan, shingles, lookups=lookups)
+    return replace(page, search_sha256=str(head["search"])), head["sha256"]
 
 
 @contextmanager
