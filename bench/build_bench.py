@@ -8,7 +8,9 @@ each way and prints medians:
 - cold: the output folder and the build cache (`.cache/`) deleted first;
 - warm: nothing changed since the last build (the output folder is there);
 - one prose: one guide's prose changed since the last build;
-- one record: one guide's record changed (a note added) since the last build.
+- one record: one guide's record changed (a note added) since the last build;
+- one added: one guide (record and prose) added since the last build, the editor's daily
+  step: the next guide a corpus one guide bigger has, so it is in the corpus's own style.
 
 Each run reports its wall time, the stage times the builder prints, the builder's own peak
 RSS, the largest of its worker processes' (forked: their RSS counts the pages they share with
@@ -128,6 +130,24 @@ def change_one_record(project: Path, round_number: int) -> None:
     path.write_text(json.dumps(record, indent=2), "utf-8")
 
 
+def more_guides(project: Path, more: Path) -> list[tuple[Path, Path]]:
+    """Return the record and prose file of each guide the bigger corpus `more` has beyond
+    `project`'s, in the order the generator made them (it makes the same guides first)."""
+    records = sorted(
+        path
+        for path in (more / "records").glob("*_bench.json")
+        if not (project / "records" / path.name).exists()
+    )
+    prose = sorted(
+        path
+        for path in (more / "content").glob("bench-*.md")
+        if not (project / "content" / path.name).exists()
+    )
+    if len(records) != len(prose):
+        raise SystemExit("the bigger corpus's new records and prose files do not pair up")
+    return list(zip(records, prose, strict=True))
+
+
 def referee_ratio(rows: Path, guides: int, ours: float) -> str:
     """Return ours / (Hugo + Pagefind) from the referee's rows.txt, if it has this size."""
     times: dict[str, list[float]] = defaultdict(list)
@@ -155,6 +175,8 @@ def main() -> int:
     for guides in (int(size) for size in args.guides.split(",")):
         with tempfile.TemporaryDirectory(prefix="build-bench-") as temporary:
             project = make_corpus(guides, Path(temporary) / "project", args.shard_pages)
+            more = make_corpus(guides + args.repeat, Path(temporary) / "more", args.shard_pages)
+            added = more_guides(project, more)
             out = Path(temporary) / "out"
             runs: dict[str, list[dict[str, float]]] = defaultdict(list)
             for round_number in range(args.repeat):
@@ -166,6 +188,9 @@ def main() -> int:
                 runs["one prose"].append(run_build(project, out))
                 change_one_record(project, round_number)
                 runs["one record"].append(run_build(project, out))
+                for source in added[round_number]:
+                    shutil.copy2(source, project / source.relative_to(more))
+                runs["one added"].append(run_build(project, out))
             print(f"N={guides} ({args.repeat} runs each, medians):")
             for kind, results in runs.items():
                 keys = list(dict.fromkeys(k for result in results for k in result if k != "wall"))
