@@ -9,6 +9,8 @@ cold build's files (HTML without the reload script and banners the preview adds)
 from __future__ import annotations
 
 import hashlib
+import json
+import random
 import re
 import time
 from collections.abc import Iterable
@@ -21,6 +23,7 @@ from tests.preview_helpers import EventStream, Preview, start_preview
 from tests.test_incremental import add_guide, grow, probes
 
 SETTLE_SECONDS = 60
+LATE = "/guides/glm-5-2-probe-late/"
 
 
 PREVIEW_ADDITIONS = re.compile(
@@ -74,10 +77,14 @@ def cold_build(project: Project, out: Path) -> dict[str, str]:
 def test_after_a_sequence_of_edits_the_preview_serves_what_a_cold_build_writes(
     project: Project, tmp_path: Path
 ) -> None:
-    import random
-
     rng = random.Random(5)
     grow(project, 6)
+    # The live site has a guide this one does not build yet: the prose may link to it.
+    registry = project.root / "content" / "registry.json"
+    pages = json.loads(registry.read_text("utf-8"))
+    live = {"url": f"https://glm52.ai{LATE}", "title": "", "reader_job": "Late guide"}
+    pages["pages"].append({**live, "published": None, "lastmod": ""})
+    registry.write_text(json.dumps(pages, indent=2), "utf-8")
     preview = start_preview(project.root)
     try:
         preview.wait_for_rebuilds(1, timeout=60)
@@ -86,13 +93,18 @@ def test_after_a_sequence_of_edits_the_preview_serves_what_a_cold_build_writes(
         ever_built = set(expected)
         prose = probes(project)[0]
         edits = [
-            lambda: prose.write_text(prose.read_text("utf-8") + "\nA line about warmup.\n"),
-            lambda: add_guide(project, "probe-late", rng),
+            # A link to a live guide not built here (its canonical URL), then the guide built
+            # here (the link is site-relative), then gone again.
+            lambda: prose.write_text(
+                prose.read_text("utf-8") + f"\nA line about [warmup]({LATE}).\n"
+            ),
+            lambda: _add_late_guide(project, rng),
             lambda: _retitle(probes(project)[1], "Retitled"),
             lambda: _delete_guide(project, "probe-02"),
             # A new folder, then the folder renamed: the watcher names the folder alone.
             lambda: _move_into(probes(project)[2], project.root / "content" / "part"),
             lambda: (project.root / "content" / "part").rename(project.root / "content" / "two"),
+            lambda: _delete_guide(project, "probe-late"),
         ]
         for step, edit in enumerate(edits, start=2):
             edit()
@@ -107,6 +119,15 @@ def test_after_a_sequence_of_edits_the_preview_serves_what_a_cold_build_writes(
         assert not any(line.startswith("Rebuild failed") for line in preview.stderr)
     finally:
         preview.stop()
+
+
+def _add_late_guide(project: Project, rng: random.Random) -> None:
+    """Add the guide that takes over the live page at LATE, as its front matter says."""
+    add_guide(project, "probe-late", rng)
+    prose = project.root / "content" / "probe-late.md"
+    _, front_text, body = prose.read_text("utf-8").split("---\n", 2)
+    front = {**yaml.safe_load(front_text), "replaces": LATE}
+    prose.write_text(f"---\n{yaml.safe_dump(front)}---\n{body}", "utf-8")
 
 
 def _delete_guide(project: Project, name: str) -> None:
