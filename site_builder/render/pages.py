@@ -130,10 +130,10 @@ def guide_pages(
     deferred: Mapping[str, Deferred] | None = None,
 ) -> list[Page]:
     """Build each guide's view, render it and scan it, over `config.jobs` processes; reuse
-    the pages `cache` has for the same guide and site (without their bytes unless `html`).
-    With `later`, a page
-    rendered now is scanned later; with `on_disk`, pages leave their bytes in the cache (see
-    `stored_pages.reused_pages`). A guide whose verification is `deferred` is verified where
+    the pages `cache` has for the same guide and site (without their bytes unless `html`)
+    while the guide paths each page's prose links to are still (or still not) guides. With
+    `later`, a page rendered now is scanned later; with `on_disk`, pages leave their bytes in
+    the cache (see `stored_pages.reused_pages`). A guide whose verification is `deferred` is verified where
     its page is rendered, and the page carries it to the builder (`Page.verified`).
 
     The templates are compiled before the workers fork. A failure building a view is a

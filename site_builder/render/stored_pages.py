@@ -251,8 +251,9 @@ def load_scan(data: bytes) -> tuple[Page, str]:
             raise ValueError("the shingles are not their stated size")
         shingles = Shingles(codes[:text_size], codes[text_size + 1 :])
     lookups = tuple((str(key), built is True) for key, built in head["lookups"])
-    page = Page(head["path"], b"", links, scan, shingles, lookups=lookups)
-    return replace(page, search_sha256=str(head["search"])), head["sha256"]
+    search = str(head["search"])
+    page = Page(head["path"], b"", links, scan, shingles, lookups=lookups, search_sha256=search)
+    return page, head["sha256"]
 
 
 @contextmanager
