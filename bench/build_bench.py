@@ -188,9 +188,12 @@ def main() -> int:
                 runs["one prose"].append(run_build(project, out))
                 change_one_record(project, round_number)
                 runs["one record"].append(run_build(project, out))
-                for source in added[round_number]:
-                    shutil.copy2(source, project / source.relative_to(more))
+                copies = [project / source.relative_to(more) for source in added[round_number]]
+                for source, copy in zip(added[round_number], copies, strict=True):
+                    shutil.copy2(source, copy)
                 runs["one added"].append(run_build(project, out))
+                for copy in copies:  # the next round's cold build has N guides again
+                    copy.unlink()
             print(f"N={guides} ({args.repeat} runs each, medians):")
             for kind, results in runs.items():
                 keys = list(dict.fromkeys(k for result in results for k in result if k != "wall"))
