@@ -179,6 +179,12 @@ def main(argv: Sequence[str] | None = None, default_root: Path | None = None) ->
             "Aborted: the site was not written; the previous output is untouched.", file=sys.stderr
         )
         return 1
+    except OSError as error:  # a folder or file the system would not let the build read
+        print(f"{_named(error, root.resolve())}: file: {error.strerror or error}", file=sys.stderr)
+        print(
+            "Aborted: the site was not written; the previous output is untouched.", file=sys.stderr
+        )
+        return 1
     if args.timings:
         print(format_timings(report.timings), file=sys.stderr)
     findings = list(report.findings)
@@ -195,6 +201,15 @@ def main(argv: Sequence[str] | None = None, default_root: Path | None = None) ->
         seconds = time.perf_counter() - started
         print(outcome(report, config.out_dir, args.audit, config.include_drafts, seconds))
     return 0
+
+
+def _named(error: OSError, root: Path) -> str:
+    """Return the file an error names, relative to the project where it is inside it."""
+    if error.filename is None:
+        return "(project)"
+    path = Path(os.fsdecode(error.filename))
+    shown = path.relative_to(root).as_posix() if path.is_relative_to(root) else path.as_posix()
+    return shown.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
 
 
 def _failed(

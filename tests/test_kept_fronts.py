@@ -30,8 +30,8 @@ Text with --- inside.
 NOT_PLAIN = [
     "---\ntitle: t\n1: a number as a key\n---\nbody\n",
     "---\ntitle: t\nodd: {$date: 2026-11-02}\n---\nbody\n",
-    "---\ntitle: t\nsome: !!set {a, b}\n---\nbody\n",
-    "---\ntitle: t\nblob: !!binary aGVsbG8=\n---\nbody\n",
+    "---\ntitle: t\ntrue: a boolean as a key\n---\nbody\n",
+    "---\ntitle: t\n2026-11-02: a date as a key\n---\nbody\n",
 ]
 
 

@@ -46,7 +46,7 @@ def set_front(project: Project, field: str, value: str) -> None:
         ("no", "front matter.title"),  # YAML 1.1 reads `no` as false
         ("1.10", "front matter.title"),  # and 1.10 as the float 1.1
         ("!!python/object/apply:os.system ['true']", "could not determine a constructor"),
-        ("!!binary aGVsbG8=", "front matter.title"),
+        ("!!binary aGVsbG8=", "!!binary type is not allowed"),
     ],
 )
 def test_yaml_surprise_types_and_tags_are_refused(

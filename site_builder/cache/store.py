@@ -30,10 +30,11 @@ STALE_TEMPORARY_SECONDS = 3600
 
 
 def digest(*parts: str | bytes) -> str:
-    """Return the sha256 of `parts`, each length-prefixed so no two splits collide."""
+    """Return the sha256 of `parts`, each length-prefixed so no two splits collide (a file
+    name that is not UTF-8 is hashed as the bytes the file system gave)."""
     hasher = hashlib.sha256()
     for part in parts:
-        data = part.encode("utf-8") if isinstance(part, str) else part
+        data = part.encode("utf-8", "surrogateescape") if isinstance(part, str) else part
         hasher.update(f"{len(data)}:".encode())
         hasher.update(data)
     return hasher.hexdigest()

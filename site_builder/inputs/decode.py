@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import re
 from functools import cache
 from pathlib import Path
@@ -32,7 +33,31 @@ levels), with PyYAML's safe constructor either way."""
 
 
 class _UniqueKeyLoader(_SafeLoader):  # type: ignore[misc, valid-type]
-    """A safe loader that refuses duplicate mapping keys instead of keeping the last."""
+    """A safe loader that refuses duplicate mapping keys instead of keeping the last, anchors
+    and aliases (`&a`, `*a`: a few lines of them can stand for billions of values), the types
+    JSON has no word for (`!!set`, whose order changes from run to run, `!!omap`, `!!pairs`,
+    `!!binary`) and numbers that are not finite (`.inf`, `.nan`)."""
+
+    def construct_document(self, node: yaml.Node) -> Any:
+        _refuse_aliases(node)
+        return super().construct_document(node)
+
+    def construct_yaml_float(self, node: yaml.ScalarNode) -> float:
+        value = super().construct_yaml_float(node)
+        if not math.isfinite(value):
+            raise yaml.constructor.ConstructorError(
+                None, None, f"{node.value!r} is not a finite number", node.start_mark
+            )
+        return value
+
+    def refuse_type(self, node: yaml.Node) -> None:
+        name = node.tag.rpartition(":")[2]
+        raise yaml.constructor.ConstructorError(
+            None,
+            None,
+            f"the !!{name} type is not allowed: write a list, mapping or text",
+            node.start_mark,
+        )
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
         seen: set[Any] = set()
@@ -48,6 +73,28 @@ class _UniqueKeyLoader(_SafeLoader):  # type: ignore[misc, valid-type]
                 )
             seen.add(key)
         return super().construct_mapping(node, deep=deep)
+
+
+for _tag in ("set", "omap", "pairs", "binary"):
+    _UniqueKeyLoader.add_constructor(f"tag:yaml.org,2002:{_tag}", _UniqueKeyLoader.refuse_type)
+_UniqueKeyLoader.add_constructor("tag:yaml.org,2002:float", _UniqueKeyLoader.construct_yaml_float)
+
+
+def _refuse_aliases(root: yaml.Node) -> None:
+    """Refuse a document in which one node is reached twice: an alias (`*a`) of an anchor."""
+    seen: set[int] = set()
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            raise yaml.constructor.ConstructorError(
+                None, None, "anchors and aliases (&, *) are not allowed", node.start_mark
+            )
+        seen.add(id(node))
+        if isinstance(node, yaml.SequenceNode):
+            stack.extend(node.value)
+        elif isinstance(node, yaml.MappingNode):
+            stack.extend(part for pair in node.value for part in pair)
 
 
 class ReadError(Exception):
@@ -127,15 +174,17 @@ def _may_be_refused(data: Any, *, strings: bool) -> bool:
             elif kind is str:
                 if strings and _SURROGATE.search(value):
                     return True
-            elif kind is int and abs(value) >= MAX_INTEGER:
+            elif (kind is int and abs(value) >= MAX_INTEGER) or (
+                kind is float and not math.isfinite(value)
+            ):
                 return True
         level, depth = below, depth + 1
     return False
 
 
 def _check_json_values(data: Any) -> None:
-    """Refuse nesting deeper than MAX_DEPTH, lone surrogates and integers too large to show,
-    naming where."""
+    """Refuse nesting deeper than MAX_DEPTH, lone surrogates, integers too large to show and
+    numbers too large for a float (`1e400` reads as infinity), naming where."""
     stack: list[tuple[Any, str, int]] = [(data, "", 0)]
     while stack:
         value, path, depth = stack.pop()
@@ -152,6 +201,8 @@ def _check_json_values(data: Any) -> None:
             _check_text(value, where)
         elif isinstance(value, int) and not isinstance(value, bool) and abs(value) >= MAX_INTEGER:
             raise ReadError(where, f"integer has more than {len(str(MAX_INTEGER)) - 1} digits")
+        elif isinstance(value, float) and not math.isfinite(value):
+            raise ReadError(where, "number is too large to be a finite number")
 
 
 def _check_text(text: str, where: str) -> None:

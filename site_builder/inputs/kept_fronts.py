@@ -3,8 +3,8 @@
 Decoding 10,000 guides' front matter (YAML) takes about 0.9 s; a build without the preview's
 memory reads every guide's file, and decodes only those whose bytes no build decoded before.
 Front matter is kept as JSON, its dates and times tagged (`{"$date": "2026-11-02"}`); one
-that JSON cannot hold so (a mapping with keys that are not text, a set, binary) is decoded
-every time.
+that JSON cannot hold so (a mapping with keys that are not text) is decoded every time
+(`decode` refuses sets and binary).
 """
 
 from __future__ import annotations

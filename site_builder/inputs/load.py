@@ -28,7 +28,7 @@ from site_builder.inputs.decode import (
     static_file,
 )
 from site_builder.inputs.kept_fronts import KeptFronts
-from site_builder.inputs.listing import WILDCARD, Entry, KnownFiles, listed
+from site_builder.inputs.listing import WILDCARD, Entry, KnownFiles, Named, listed
 from site_builder.model.images import FORMATS, MAX_IMAGE_BYTES
 from site_builder.model.raw import Asset, Inputs, RawDoc, RawImage, RawRecord, UnreadRecord
 
@@ -39,6 +39,8 @@ VOCABULARY_NAME = "vocabulary.yaml"
 RACY_SECONDS = 2.0
 """A file changed this recently is read again even if its status looks unchanged."""
 _OPERATION_ID = re.compile(r'"operationId"\s*:\s*"([A-Za-z0-9._-]{1,100})"')
+_UNDECODED = re.compile("[\udc80-\udcff]")
+"""What Python makes of file-name bytes that are not UTF-8 (os.fsdecode's surrogate escapes)."""
 
 
 def load_inputs(
@@ -62,7 +64,7 @@ def load_inputs(
     ]
     fronts.keep()
     settings = RawDoc(relative_path(config.settings_file, config.root), {}, "")
-    if config.settings_file.is_file():
+    if os.path.lexists(config.settings_file):  # a folder or a dead link: said as such
         for source, data in _read_each(
             config, config.content_dir, "site.yaml", decode_settings, problems
         ):
@@ -222,8 +224,11 @@ def _yaml_file(
 
 
 def _operation_id_hint(path: Path) -> str | None:
-    """Find the operationId in a record that failed to decode, so its guide is not an orphan."""
+    """Find the operationId in a record that failed to decode, so its guide is not an orphan
+    (never in a pipe: opening one waits for a writer)."""
     try:
+        if not path.is_file():
+            return None
         text = path.read_bytes()[:MAX_RECORD_BYTES].decode("utf-8", errors="replace")
     except OSError:
         return None
@@ -286,20 +291,28 @@ def _read_one(
     if skip is not None and Path(name).is_relative_to(skip):
         return None
     source = name[len(root) :] if name.startswith(root) else relative_path(Path(name), config.root)
+    if _UNDECODED.search(source):  # bytes the file system gave that are not UTF-8
+        shown = source.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+        return Problem(shown, "file", "its name is not UTF-8 text; rename it")
     try:
         info: os.stat_result | None = entry.stat(follow_symlinks=False)
     except OSError:  # gone since the listing
         return None
     if entry.is_symlink():
         path = Path(name)
-        if not path.resolve().is_relative_to(config.root):
-            return Problem(source, "file", "symlink points outside the project; refused")
-        if not path.exists():
+        try:
+            target = os.stat(name).st_mode
+            outside = not path.resolve().is_relative_to(config.root)
+        except (OSError, RuntimeError):  # a loop of links, or one that points nowhere
             return Problem(source, "file", "cannot be read: the symlink points nowhere")
+        if outside:
+            return Problem(source, "file", "symlink points outside the project; refused")
+        if not stat.S_ISREG(target):
+            return _not_a_file(entry, source, target)
         info = None  # the file it names is read every time
-    elif not stat.S_ISREG(info.st_mode) or source in leave:  # a symlink is always read
-        return None
-    if info is None and not os.path.isfile(name):
+    elif not stat.S_ISREG(info.st_mode):
+        return _not_a_file(entry, source, info.st_mode)
+    elif source in leave:  # a symlink is always read
         return None
     try:
         return source, _decoded(name, info, decode, cache)
@@ -307,6 +320,17 @@ def _read_one(
         return Problem(source, error.location, error.message)
     except OSError as error:
         return Problem(source, "file", f"cannot be read: {error.strerror or error}")
+
+
+def _not_a_file(entry: Entry, source: str, mode: int) -> Problem | None:
+    """Return the problem of an input that is not a regular file: a pipe or device is
+    refused (reading one would wait forever), and so is a folder where one file is named
+    (content/site.yaml); a folder a wildcard matched (records/old.json/) is passed over."""
+    if stat.S_ISDIR(mode):
+        return (
+            Problem(source, "file", "is a folder, not a file") if isinstance(entry, Named) else None
+        )
+    return Problem(source, "file", "is not a regular file (a pipe, socket or device); refused")
 
 
 def _decoded(

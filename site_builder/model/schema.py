@@ -14,6 +14,7 @@ from urllib.parse import urlsplit
 from pydantic import (
     AwareDatetime,
     BaseModel,
+    BeforeValidator,
     ConfigDict,
     Field,
     StrictBool,
@@ -28,6 +29,20 @@ SLUG_PATTERN = r"^[a-z0-9]+(-[a-z0-9]+)*$"
 HTTP_URL_PATTERN = r"^https?://[^\s/?#]+[^\s]*$"
 _HTTP_URL = re.compile(HTTP_URL_PATTERN)
 SHA256_PATTERN = r"^[0-9a-f]{64}$"
+
+
+def _written(value: Any) -> Any:
+    """Refuse a number where a date or time is due: pydantic would read it as seconds since
+    1970 (`published: 1787961600`, `"checkedAt": 20260824`)."""
+    if isinstance(value, bool | int | float):
+        raise ValueError("must be written as a date (2026-11-30) or time, not a number")
+    return value
+
+
+WrittenDate = Annotated[date, BeforeValidator(_written)]
+"""A date the file writes as a date or as text, never as a number."""
+WrittenTime = Annotated[AwareDatetime, BeforeValidator(_written)]
+"""A time with its UTC offset, written as text, never as a number."""
 
 Alias = Annotated[
     StrictStr, StringConstraints(pattern=r"^/([\w~-][\w.~-]*/)*([\w~-][\w.~-]*)?$", max_length=300)
@@ -138,9 +153,9 @@ class FrontMatter(BaseModel):
     """One sentence: what the reader decides with this page."""
     tags: tuple[Tag, ...] = Field(default=(), strict=False, max_length=12)
     """Slug-like labels; the first names the engine."""
-    published: date = Field(strict=False)
+    published: WrittenDate = Field(strict=False)
     """When the guide was first published."""
-    updated: date | None = Field(default=None, strict=False)
+    updated: WrittenDate | None = Field(default=None, strict=False)
     """When the prose last changed materially, if after `published`."""
     aliases: tuple[Alias, ...] = Field(default=(), strict=False, max_length=20)
     """Old site paths of this guide; each becomes a permanent redirect to it."""
@@ -163,7 +178,7 @@ class RegistryEntry(BaseModel):
     """The page title, where known."""
     reader_job: StrictStr = ""
     """The intent the page serves: what its reader decides or does there."""
-    published: date | None = Field(default=None, strict=False)
+    published: WrittenDate | None = Field(default=None, strict=False)
     """When the page was first published, where known."""
     lastmod: StrictStr = ""
     """The `lastmod` the live sitemap gives, as written there."""
@@ -236,7 +251,7 @@ class RecordCore(BaseModel):
     operation_id: StrictStr = Field(
         alias="operationId", pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$"
     )
-    checked_at: AwareDatetime = Field(alias="checkedAt")
+    checked_at: WrittenTime = Field(alias="checkedAt")
     status: StrictStr = Field(alias="status", min_length=1, max_length=200)
     revisions: dict[str, Scalar] = Field(alias="revisions")
     source_receipts: list[ReceiptIn] = Field(alias="sourceReceipts")

@@ -21,6 +21,7 @@ from contextlib import suppress
 from dataclasses import fields
 from functools import partial
 from pathlib import Path
+from stat import S_ISLNK, S_ISREG
 
 from site_builder.cache.reuse import VERIFY, code_digest
 from site_builder.cache.store import BuildCache, digest
@@ -70,24 +71,33 @@ def input_digests(config: BuildConfig, cache: BuildCache | None = None) -> dict[
     statuses: dict[str, list[object]] = {}
     found: dict[str, str] = {}
     to_read: dict[str, str] = {}
+    links: dict[str, str] = {}
     before = time.time_ns() - RECENT_NS
     for folder in config.input_dirs:
         for path in _files(os.fspath(folder)):
             name = os.path.relpath(path, root)
             try:
-                stat = os.stat(path)
-            except OSError:
+                info = os.lstat(path)
+                if S_ISLNK(info.st_mode):  # read every time, and digested with its target
+                    links[name] = os.path.realpath(path)
+                    info = os.stat(path)
+            except (OSError, ValueError):
                 found[name] = "unreadable"
                 continue
-            status: list[object] = [stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns, stat.st_ino]
+            if not S_ISREG(info.st_mode):  # a pipe is never opened: it would wait forever
+                found[name] = "not a file"
+                continue
+            status: list[object] = [info.st_size, info.st_mtime_ns, info.st_ctime_ns, info.st_ino]
             entry = known.get(name)
-            if entry is not None and entry[:4] == status:
+            if entry is not None and entry[:4] == status and name not in links:
                 found[name] = str(entry[4])
             else:
                 found[name], to_read[name] = "unreadable", path
-            if stat.st_ctime_ns < before:
+            if info.st_ctime_ns < before and name not in links:
                 statuses[name] = status
     found.update(_sha256s(to_read))
+    for name, target in links.items():
+        found[name] = f"{found[name]} via {target}"
     settled = {
         name: [*status, found[name]]
         for name, status in statuses.items()
