@@ -165,7 +165,7 @@ CLI_CASES: dict[str, tuple[Callable[[Project], None], tuple[str, ...], int, tupl
     ),
     "record-root-is-a-list": (
         write_bytes(RECORD, b"[1, 2, 3]"),
-        (f"{RECORD}: <root>: a record must be a JSON object, not list",),
+        (f"{RECORD}: <root>: a record must be a JSON object, not an array",),
         1,
         (),
     ),

@@ -159,3 +159,20 @@ def test_a_folder_a_wildcard_matches_is_passed_over(built: Project) -> None:  # 
     assert result.returncode == 0, result.stderr
     assert tree_digest(built.out) == before
     assert json.loads((built.root / RECORD).read_text("utf-8"))
+
+
+def test_a_guide_saved_with_a_byte_order_mark_builds_as_without_one(
+    built: Project,  # noqa: F811
+) -> None:
+    """Some editors write U+FEFF first; the front matter still starts the file."""
+    before = tree_digest(built.out)
+    path = built.root / GUIDE
+    path.write_bytes(b"\xef\xbb\xbf" + path.read_bytes())
+    result = built.run()
+    assert result.returncode == 0, result.stderr
+    assert tree_digest(built.out) == before
+
+
+def test_a_record_that_is_json_null_is_called_null(built: Project) -> None:  # noqa: F811
+    (built.root / RECORD).write_text("null", "utf-8")
+    refuse(built, RECORD, "a record must be a JSON object, not null")

@@ -111,7 +111,7 @@ def _text(raw: bytes, limit: int) -> str:
     if len(raw) > limit:
         raise ReadError("file", f"is {len(raw):,} bytes; the limit is {limit:,}")
     try:
-        return raw.decode("utf-8")
+        return raw.decode("utf-8").removeprefix("\ufeff")  # the mark some editors write first
     except UnicodeDecodeError as error:
         raise ReadError(f"byte {error.start}", "invalid UTF-8") from None
 
@@ -148,10 +148,18 @@ def decode_record(raw: bytes) -> dict[str, Any]:
     except RecursionError:
         raise ReadError("JSON", "nested too deeply") from None
     if not isinstance(data, dict):
-        raise ReadError("<root>", f"a record must be a JSON object, not {type(data).__name__}")
+        raise ReadError("<root>", f"a record must be a JSON object, not {_json_kind(data)}")
     if _may_be_refused(data, strings=_SURROGATE_ESCAPE.search(text) is not None):
         _check_json_values(data)
     return data
+
+
+def _json_kind(value: Any) -> str:
+    """Return what JSON calls the kind of a decoded value: null, true, an array..."""
+    if value is None or isinstance(value, bool):
+        return json.dumps(value)
+    kinds = {list: "an array", str: "a string", int: "a number", float: "a number"}
+    return kinds.get(type(value), type(value).__name__)
 
 
 def _may_be_refused(data: Any, *, strings: bool) -> bool:
@@ -222,7 +230,10 @@ def _yaml(text: str, first_line: int) -> Any:
     except yaml.YAMLError as error:
         raise ReadError("YAML", f"invalid YAML: {error}") from None
     except ValueError as error:  # e.g. an impossible date: published: 2026-02-30
-        raise ReadError("YAML", f"invalid value: {error}") from None
+        message = str(error)
+        if "integer string conversion" in message:
+            message = "an integer has too many digits"
+        raise ReadError("YAML", f"invalid value: {message}") from None
     except RecursionError:
         raise ReadError("YAML", "nested too deeply") from None
 
