@@ -176,3 +176,10 @@ def test_a_guide_saved_with_a_byte_order_mark_builds_as_without_one(
 def test_a_record_that_is_json_null_is_called_null(built: Project) -> None:  # noqa: F811
     (built.root / RECORD).write_text("null", "utf-8")
     refuse(built, RECORD, "a record must be a JSON object, not null")
+
+
+def test_an_impossible_date_is_refused_at_its_line(built: Project) -> None:  # noqa: F811
+    set_front(built, "published", "2026-02-30")
+    lines = (built.root / GUIDE).read_text("utf-8").splitlines()
+    line = next(n for n, text in enumerate(lines, 1) if text.startswith("published:"))
+    refuse(built, GUIDE, f"line {line}: invalid YAML: '2026-02-30' is not a date or time")

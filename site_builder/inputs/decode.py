@@ -50,6 +50,14 @@ class _UniqueKeyLoader(_SafeLoader):  # type: ignore[misc, valid-type]
             )
         return value
 
+    def construct_yaml_timestamp(self, node: yaml.ScalarNode) -> Any:
+        try:
+            return super().construct_yaml_timestamp(node)
+        except ValueError as error:  # published: 2026-02-30
+            raise yaml.constructor.ConstructorError(
+                None, None, f"{node.value!r} is not a date or time: {error}", node.start_mark
+            ) from None
+
     def refuse_type(self, node: yaml.Node) -> None:
         name = node.tag.rpartition(":")[2]
         raise yaml.constructor.ConstructorError(
@@ -78,6 +86,9 @@ class _UniqueKeyLoader(_SafeLoader):  # type: ignore[misc, valid-type]
 for _tag in ("set", "omap", "pairs", "binary"):
     _UniqueKeyLoader.add_constructor(f"tag:yaml.org,2002:{_tag}", _UniqueKeyLoader.refuse_type)
 _UniqueKeyLoader.add_constructor("tag:yaml.org,2002:float", _UniqueKeyLoader.construct_yaml_float)
+_UniqueKeyLoader.add_constructor(
+    "tag:yaml.org,2002:timestamp", _UniqueKeyLoader.construct_yaml_timestamp
+)
 
 
 def _refuse_aliases(root: yaml.Node) -> None:
