@@ -183,3 +183,20 @@ def test_an_impossible_date_is_refused_at_its_line(built: Project) -> None:  # n
     lines = (built.root / GUIDE).read_text("utf-8").splitlines()
     line = next(n for n, text in enumerate(lines, 1) if text.startswith("published:"))
     refuse(built, GUIDE, f"line {line}: invalid YAML: '2026-02-30' is not a date or time")
+
+
+def test_a_folder_the_search_index_cannot_make_is_named(
+    project: Project, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A project folder the user cannot write to (root can, so the refusal is made here)."""
+    from site_builder.output import search
+
+    def refused(out_dir: Path, kind: str) -> Path:
+        raise PermissionError(13, "Permission denied", str(out_dir.parent))
+
+    monkeypatch.setattr(search, "work_folder", refused)
+    code = cli.main(["--root", str(project.root), "--quiet"])
+    lines = capsys.readouterr().err.splitlines()
+    assert code == 1
+    failed = next(line for line in lines if line.startswith("pagefind:"))
+    assert f"Permission denied (making its folder beside {project.root / '_site'})" in failed

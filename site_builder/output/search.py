@@ -137,7 +137,8 @@ class SearchIndex:
         try:
             self._folder = work_folder(out_dir, "search")
         except OSError as error:
-            raise OutputError(BUNDLE, f"search index failed: {error.strerror or error}") from None
+            message = f"search index failed: {error.strerror or error}"
+            raise OutputError(BUNDLE, f"{message} (making its folder beside {out_dir})") from None
         self._cache, self._held = cache, held
         self._stopped, self._idle = stopped, idle
         self._contents = [page.content for page in pages]
