@@ -243,3 +243,22 @@ def test_a_build_stopped_before_it_notes_a_folder_it_made_still_removes_it(
     assert leftovers(project) == [other.name]
     assert tree_digest(project.out) == before
     assert "Stopped: the site was not written" in capsys.readouterr().err
+
+
+def test_a_work_folder_that_cannot_be_removed_is_said_to_remain(
+    project: Project, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An old output the user made read-only (root removes anything, so the removal fails
+    here by hand): the run says it is still there instead of saying it removed it."""
+    project.out.mkdir()  # the new output is there: the old one is only to be removed
+    left = project.out.parent / "._site.old-999999999-abc"
+    left.mkdir()
+    monkeypatch.setattr(workdirs.shutil, "rmtree", lambda *args, **kwargs: None)
+    assert workdirs.tidy(project.out) == [
+        "Could not remove ._site.old-999999999-abc, left by an earlier run: remove it yourself"
+    ]
+    monkeypatch.undo()
+    assert workdirs.tidy(project.out) == [
+        "Removed ._site.old-999999999-abc, left by a run that was stopped"
+    ]
+    assert not left.exists()

@@ -52,7 +52,10 @@ def tidy(out_dir: Path, *, ours: bool = False) -> list[str]:
         done.append(f"Restored {out_dir}: a run stopped between the two renames of its swap")
     for path in [*left["staging"], *left["search"], *left["pages"], *olds]:
         shutil.rmtree(path, ignore_errors=True)
-        done.append(f"Removed {path.name}, left by a run that was stopped")
+        if path.exists():  # a folder inside it the user may not change (chmod a-w)
+            done.append(f"Could not remove {path.name}, left by an earlier run: remove it yourself")
+        else:
+            done.append(f"Removed {path.name}, left by a run that was stopped")
     return done
 
 
