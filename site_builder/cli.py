@@ -173,14 +173,13 @@ def main(argv: Sequence[str] | None = None, default_root: Path | None = None) ->
         return 130
     except InputError as error:
         return _failed(problems_as_findings(error.problems), args, "input error")
-    except (OutputError, BuilderError) as error:
-        print(error, file=sys.stderr)
-        print(
-            "Aborted: the site was not written; the previous output is untouched.", file=sys.stderr
-        )
-        return 1
-    except OSError as error:  # a folder or file the system would not let the build read
-        print(f"{_named(error, root.resolve())}: file: {error.strerror or error}", file=sys.stderr)
+    except (OutputError, BuilderError, OSError) as error:  # OSError: a file it may not read
+        if isinstance(error, OutputError | BuilderError):
+            print(error, file=sys.stderr)
+        else:
+            print(
+                f"{_named(error, root.resolve())}: file: {error.strerror or error}", file=sys.stderr
+            )
         print(
             "Aborted: the site was not written; the previous output is untouched.", file=sys.stderr
         )
