@@ -5,9 +5,12 @@ Each SITE is an output folder (`_site/`), served the way Netlify serves it
 context and the script prints, per query and as medians, the time until Pagefind's first
 result shows, the bytes and requests fetched under /pagefind/ and Pagefind's count of results.
 Give the same corpus built with other `search_shard_pages` to see what shards cost readers;
-run the sites twice, interleaved, on a noisy machine:
+run the sites twice, interleaved, on a noisy machine. `--network MS,KBPS` has Chromium
+emulate a network (each request's round trip MS milliseconds, KBPS kilobits a second down):
+locally, bytes and requests cost almost nothing, on a reader's phone they do.
 
     .venv/bin/python bench/search_bench.py /tmp/one-shard/_site /tmp/four-shards/_site --rounds 2
+    .venv/bin/python bench/search_bench.py /tmp/four-shards/_site --network 100,10000
 """
 
 from __future__ import annotations
@@ -47,8 +50,22 @@ class Search(NamedTuple):
     message: str
 
 
-def search_site(site: Path, queries: tuple[str, ...]) -> list[Search]:
-    """Run each query on the served site in a fresh browser context."""
+class Network(NamedTuple):
+    """A network Chromium emulates: round trip and download speed."""
+
+    latency_ms: float
+    down_kbps: float
+
+    @classmethod
+    def parse(cls, text: str) -> Network:
+        latency, down = text.split(",")
+        return cls(float(latency), float(down))
+
+
+def search_site(
+    site: Path, queries: tuple[str, ...], network: Network | None = None
+) -> list[Search]:
+    """Run each query on the served site in a fresh browser context (over `network`)."""
     from playwright.sync_api import sync_playwright
 
     found = []
@@ -57,6 +74,8 @@ def search_site(site: Path, queries: tuple[str, ...]) -> list[Search]:
         for query in queries:
             context = browser.new_context()
             page = context.new_page()
+            if network is not None:
+                emulate(context, page, network)
             sizes: list[int] = []
 
             def fetched(response: Any, sizes: list[int] = sizes) -> None:
@@ -76,14 +95,32 @@ def search_site(site: Path, queries: tuple[str, ...]) -> list[Search]:
     return found
 
 
+def emulate(context: Any, page: Any, network: Network) -> None:
+    """Have Chromium delay and throttle every request of `page` (Chrome DevTools Protocol)."""
+    session = context.new_cdp_session(page)
+    session.send("Network.enable")
+    session.send(
+        "Network.emulateNetworkConditions",
+        {
+            "offline": False,
+            "latency": network.latency_ms,
+            "downloadThroughput": network.down_kbps * 1000 / 8,
+            "uploadThroughput": network.down_kbps * 1000 / 8,
+        },
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("sites", nargs="+", type=Path, help="built output folders")
     parser.add_argument("--rounds", type=int, default=1, help="times each site is searched")
+    parser.add_argument(
+        "--network", type=Network.parse, help="emulate a network: MS,KBPS (round trip, speed)"
+    )
     args = parser.parse_args()
     for _ in range(args.rounds):
         for site in args.sites:
-            found = search_site(site, QUERIES)
+            found = search_site(site, QUERIES, args.network)
             for row in found:
                 print(
                     f"{site}  {row.query:16} {row.seconds:5.2f} s {row.fetched // 1024:5d} KB "

@@ -23,7 +23,7 @@ import pytest
 from site_builder.cache.store import BuildCache
 from site_builder.config import BuildConfig
 from site_builder.errors import OutputError
-from site_builder.model.models import Page
+from site_builder.model.models import BuildReport, Page
 from site_builder.model.schema import SiteSettings
 from site_builder.output import search, shard_cache, shards
 from site_builder.output.write import StagedSite
@@ -40,8 +40,10 @@ from tests.test_site_browser import Tab, assert_result_with_verdict, html_of, la
 
 @pytest.fixture(scope="module")
 def sharded(tmp_path_factory: pytest.TempPathFactory) -> Project:
-    """The seed project built with one guide page a shard."""
+    """The seed project and the probe guide built with one guide page a shard: five guides,
+    each in a shard of its own."""
     project = copy_project(tmp_path_factory.mktemp("sharded") / "project")
+    write_probe_guide(project.root)
     settings = project.root / "content" / "site.yaml"
     settings.write_text(settings.read_text("utf-8") + "search_shard_pages: 1\n", "utf-8")
     result = project.run("--quiet")
@@ -69,7 +71,7 @@ def guides_of(site: Path) -> list[str]:
 def test_each_shard_but_the_first_keeps_its_index_alone(sharded: Project) -> None:
     bundle = sharded.out / "pagefind"
     merged = json.loads((bundle / "shards.json").read_text("utf-8"))
-    assert merged, "one shard only"  # four guides, one a shard: hashing may leave some empty
+    assert len(merged) == 4, merged  # five guides, one a shard
     assert (bundle / "pagefind-ui.js").is_file() and list(bundle.glob("wasm.*.pagefind"))
     for path in merged:
         shard = sharded.out / path.strip("/")
@@ -80,7 +82,7 @@ def test_each_shard_but_the_first_keeps_its_index_alone(sharded: Project) -> Non
 
 def test_the_search_page_finds_a_guide_of_every_shard(sharded: Project, desktop: Any) -> None:
     guides = guides_of(sharded.out)
-    assert len(guides) == 4, guides
+    assert len(guides) == 5, guides
     tab = Tab(desktop)
     try:
         for guide in guides:
@@ -94,6 +96,103 @@ def test_the_search_page_finds_a_guide_of_every_shard(sharded: Project, desktop:
         tab.page.close()
 
 
+def test_the_search_page_asks_every_shard_at_once(sharded: Project, desktop: Any) -> None:
+    """Each shard's first request is held until every shard has sent its own: merged one after
+    the other (Pagefind UI's `mergeIndex` option), the next shard waited for the one held.
+    Over a reader's network that took a search of ten shards 1.5 s longer (docs/site.md)."""
+    listed = json.loads((sharded.out / "pagefind" / "shards.json").read_text("utf-8"))
+    held: list[Any] = []
+
+    def entry(url: str) -> bool:
+        return "/pagefind/shards/" in url and "/pagefind-entry.json" in url
+
+    def hold(route: Any) -> None:
+        held.append(route)
+
+    context = desktop.browser.new_context()  # no search worker of another test's page
+    tab = Tab(context)
+    try:
+        tab.page.route(entry, hold)
+        tab.open(f"{desktop.base_url}/search/?q=GLM")
+        for _ in range(100):  # 10 s at most
+            if len(held) == len(listed):
+                break
+            tab.page.wait_for_timeout(100)
+        asking = len(held)
+        for route in held:
+            route.continue_()
+        tab.page.unroute(entry, hold)
+        tab.page.wait_for_selector(".pagefind-ui__result-link", timeout=15_000)
+        assert asking == len(listed), f"{asking} of {len(listed)} shards asked at once"
+        assert not tab.problems, tab.problems
+    finally:
+        context.close()
+
+
+SHOWN_RESULTS = """() => [...document.querySelectorAll('.pagefind-ui__result-inner')]
+  .filter((result) => result.querySelector(':scope > p > .pagefind-ui__result-link'))
+  .map((result) => [
+    new URL(result.querySelector(':scope > p > .pagefind-ui__result-link').href).pathname,
+    result.querySelector(':scope > .pagefind-ui__result-excerpt').innerText,
+  ])"""
+"""Each result Pagefind UI has drawn (a placeholder until its page's data is loaded): its
+page and its excerpt (not its sub-results')."""
+
+
+def test_every_shards_results_show_excerpts_of_the_same_length(
+    sharded: Project, desktop: Any
+) -> None:
+    # Pagefind UI set its excerpt length (12 words with sub-results) on the first shard only:
+    # the other shards' results showed 30 words.
+    guides = guides_of(sharded.out)
+    tab = Tab(desktop)
+    try:
+        tab.open(f"{desktop.base_url}/search/?q=GLM")
+        tab.page.wait_for_function(
+            f"() => ({SHOWN_RESULTS})().length === {len(guides)}", timeout=15_000
+        )
+        shown = dict(tab.page.evaluate(SHOWN_RESULTS))
+        assert sorted(shown) == guides
+        lengths = {guide: len(excerpt.split()) for guide, excerpt in shown.items()}
+        assert all(6 <= words <= 12 for words in lengths.values()), lengths
+        assert not tab.problems, tab.problems
+    finally:
+        tab.page.close()
+
+
+def test_the_search_page_run_again_merges_no_shard_twice(sharded: Project, desktop: Any) -> None:
+    # The preview swaps in a page it rebuilt and runs its scripts again, in the same document:
+    # Pagefind's module stays loaded, with the shards merged the first time.
+    guides = guides_of(sharded.out)
+    tab = Tab(desktop)
+    try:
+        tab.open(f"{desktop.base_url}/search/?q=GLM")
+        message = tab.page.locator(".pagefind-ui__message").first
+        message.wait_for(timeout=15_000)
+        tab.page.wait_for_function(
+            f"() => ({SHOWN_RESULTS})().length === {len(guides)}", timeout=15_000
+        )
+        first = message.inner_text()
+        tab.page.evaluate(
+            """() => {
+              document.querySelector('#search').replaceChildren();
+              const script = document.querySelector('script[src*="/assets/search."]');
+              const copy = document.createElement('script');
+              copy.src = script.src;
+              script.replaceWith(copy);
+            }"""
+        )
+        tab.page.wait_for_function(
+            f"() => ({SHOWN_RESULTS})().length === {len(guides)}", timeout=15_000
+        )
+        tab.page.wait_for_timeout(1000)  # every shard's results, were one merged twice
+        assert tab.page.locator(".pagefind-ui__message").first.inner_text() == first
+        assert len(tab.page.evaluate(SHOWN_RESULTS)) == len(guides)
+        assert not tab.problems, tab.problems
+    finally:
+        tab.page.close()
+
+
 def test_a_site_within_one_shard_has_one_bundle(site: Path) -> None:
     bundle = Path(site) / "pagefind"
     assert json.loads((bundle / "shards.json").read_text("utf-8")) == []
@@ -102,23 +201,25 @@ def test_a_site_within_one_shard_has_one_bundle(site: Path) -> None:
 
 @pytest.mark.parametrize(
     ("pages", "count"),
-    [(0, 1), (250, 1), (251, 2), (1_001, 4), (4_000, 4), (4_001, 5), (10_000, 10)],
+    [(0, 1), (100, 1), (101, 2), (1_000, 10), (4_000, 10), (10_000, 10), (10_001, 11)],
 )
-def test_a_site_is_split_into_shards_of_250_pages_and_at_most_four(pages: int, count: int) -> None:
-    """By default an edit re-indexes about 250 pages (2 s of Pagefind, not 8 s at 1,000);
+def test_a_site_is_split_into_shards_of_100_pages_and_at_most_ten(pages: int, count: int) -> None:
+    """By default an edit re-indexes about 100 pages (0.75 s of Pagefind, not 8 s at 1,000);
     past 1,000 pages shards grow rather than multiply (each search fetches every shard), and
-    past 4,000 they multiply again so none holds over 1,000 (Pagefind's memory)."""
+    past 10,000 they multiply again so none holds over 1,000 (Pagefind's memory)."""
     assert (
         shards.shard_count(pages, SiteSettings.model_fields["search_shard_pages"].default) == count
     )
 
 
 def test_the_default_shard_size_reaches_the_indexer() -> None:
+    default = SiteSettings.model_fields["search_shard_pages"].default
+    assert default == shards.SHARD_PAGES == BuildReport((), (), 0).search_shard_pages
     html = b"<html><body><main data-pagefind-body>x</main></body></html>"
     pages = [Page(f"guides/g{n}/index.html", html) for n in range(600)]
     split = shards.sharded(pages, SiteSettings.model_fields["search_shard_pages"].default)
-    assert len(split) == 3 and sum(map(len, split.values())) == 600
-    assert all(150 <= len(listed) <= 260 for listed in split.values())
+    assert len(split) == 6 and sum(map(len, split.values())) == 600
+    assert all(60 <= len(listed) <= 140 for listed in split.values())
 
 
 def shard_project(tmp_path: Path) -> Project:

@@ -228,5 +228,5 @@ class BuildReport:
     """Whether nothing changed since this output folder was written, so nothing was done."""
     language: str = "en"
     """The site's language (what its search index is built for)."""
-    search_shard_pages: int = 250
+    search_shard_pages: int = 100
     """Pages a shard of its search index holds (the site's setting; see `shards.shard_count`)."""

@@ -88,9 +88,9 @@ class SiteSettings(BaseModel):
     """Folders of files the proxied pages need (`/css/*`): proxied to legacy_origin too."""
     retired: dict[SitePath, SitePath] = Field(default_factory=dict, strict=False, max_length=10000)
     """Live pages retired on purpose: old path -> the page that replaces it (a 301)."""
-    search_shard_pages: StrictInt = Field(default=250, ge=1, le=1_000_000)
+    search_shard_pages: StrictInt = Field(default=100, ge=1, le=1_000_000)
     """Guide pages a search index shard holds: a bigger site is indexed in shards, one Pagefind
-    run each, that the search page merges; an edit indexes its shard again. At most 4 shards,
+    run each, that the search page merges; an edit indexes its shard again. At most 10 shards,
     unless a shard would hold over 1,000 pages (`shards.shard_count`)."""
     publish_without_prose: StrictBool = False
     """Publish records that have no prose file (by default they are drafts: "needs prose")."""

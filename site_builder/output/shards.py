@@ -15,12 +15,14 @@ from collections.abc import Sequence
 from site_builder.model.models import Page
 from site_builder.runtime.workers import available_memory, cores
 
-SHARD_PAGES = 250
-"""Pages a shard of the index holds, by default (the site's `search_shard_pages`)."""
-MAX_SHARDS = 4
-"""Shards a site is split into at most: a search fetches and merges every shard's index, and
-at 1,000 guides the first results took as long with four shards as with one, 0.45 s longer
-with seven and 1 s longer with ten (docs/site.md)..."""
+SHARD_PAGES = 100
+"""Pages a shard of the index holds, by default (the site's `search_shard_pages`): Pagefind
+indexes 100 guide pages in about 0.75 s, so a one-change build at 1,000 guides takes under 2 s."""
+MAX_SHARDS = 10
+"""Shards a site is split into at most: a search fetches every shard's index (the search page
+merges them all at once), and on a reader's slow network each shard costs time: at 1,000
+guides, 100 ms a round trip and 10 Mbit/s, the first result came in 1.74 s with four shards,
+2.22 s with ten and 2.73 s with twenty (docs/site.md)..."""
 MOST_PAGES = 1000
 """...unless a shard would then hold more pages than this (Pagefind's memory: about 1 GB)."""
 PAGE_MEMORY = 1 << 20
