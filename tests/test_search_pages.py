@@ -172,3 +172,78 @@ def test_a_build_whose_cached_cuts_are_damaged_writes_what_a_cold_build_does(
     cold = copy_project(tmp_path / "cold", project.root)
     assert cold.run("--quiet", "--no-cache", "--out", str(tmp_path / "cold-site")).returncode == 0
     assert tree_digest(tmp_path / "warm") == tree_digest(tmp_path / "cold-site")
+
+
+CELLS = (
+    "word",
+    "v0.5",
+    "12",
+    "done.",
+    "why?",
+    "(x)",
+    'say "hi"',
+    "it's",
+    "$",
+    "a*",
+    "snake_",
+    "ratio:",
+    "50%",
+    "café",
+    "½",
+    "R&amp;D",
+    "a&nbsp;",
+    "",
+    "   ",
+    '<code class="k">tp</code>',
+)
+TABLED = """<!DOCTYPE html><html lang="en"><head><title>Tables</title></head><body><main>
+<article data-pagefind-body><h1 id="top">Flattened <em>tables</em></h1>
+<div class="table-scroll"><table class="kv"><caption>Cells</caption><thead><tr><th>Key</th>
+<th>Value</th></tr></thead><tbody>
+{rows}
+<tr title="a&gt;b > c"><th scope="row">Quoted</th><td class="num">7 GB</td></tr>
+<tr><th>Nested</th><td><table><tr><td>inner</td><td>cell.</td></tr></table></td></tr>
+</tbody></table></div>
+<section aria-labelledby="meta"><h2 id="meta">Meta</h2><dl><dt>Checked</dt><dd>2026-08-24</dd>
+<dt>Pinned</dt><dd><p>v0.5.18</p></dd></dl><ul><li>one</li><li>two.</li><li><p>three</p></li></ul>
+<div>alone</div><p>para</p></section>
+<aside id="note-1" class="callout"><p>Boundary (row 1): kept as the anchor's own</p></aside>
+<aside id="note-2"><table><tr><th>Anchored</th><td>table</td></tr></table></aside>
+<div><span id="inline-anchor"><span><div>block in an anchored inline</div></span></span></div>
+<table><tr><td id="cell">an anchored cell</td><td data-pagefind-meta="unit">GiB</td></tr></table>
+</article></main></body></html>
+"""
+METAED = """<!DOCTYPE html><html lang="en"><head><title>Meta on a header cell</title></head>
+<body><main><article data-pagefind-body><h1>Meta</h1><table><tr><th data-pagefind-meta="kind">
+Decode</th><td>fast</td></tr><tr><th>Prefill</th><td>slow</td></tr></table>
+<dl><dt id="term">Term</dt><dd>its definition</dd></dl></article></main></body></html>
+"""
+
+
+def test_flattened_tables_and_blocks_index_as_the_whole_pages(tmp_path: Path) -> None:
+    rows = "\n".join(f"<tr><th>Row {n}</th><td>{cell}</td></tr>" for n, cell in enumerate(CELLS))
+    pages = {"tabled": TABLED.format(rows=rows).encode(), "metaed": METAED.encode()}
+    cuts = {name: _search_page(LexborHTMLParser(page)) for name, page in pages.items()}
+    for name in pages:
+        for kind, content in (("whole", pages[name]), ("cut", cuts[name])):
+            (tmp_path / kind / name).mkdir(parents=True)
+            (tmp_path / kind / name / "index.html").write_bytes(content)
+    whole = pagefind(tmp_path / "whole", tmp_path / "whole-bundle")
+    assert pagefind(tmp_path / "cut", tmp_path / "cut-bundle") == whole
+    found = {fragment["url"]: fragment for fragment in fragments(whole)}
+    assert found["/metaed/"]["meta"]["kind"] == "Decode"
+    assert set(found["/tabled/"]["anchors"][0]) >= {"element", "id", "text"}
+    # The rows, header cells and definition lists are gone, and the cells holding text alone.
+    tabled = cuts["tabled"].decode()
+    for gone in ("<tr", "<th", "<tbody", "<caption", "<dl", "<dt", "<li>one", "<div>alone"):
+        assert gone not in tabled
+    assert " word. " in tabled and " why? " in tabled and " ratio: " in tabled
+    assert " R&amp;D. " in tabled and " a&nbsp; " in tabled  # as Pagefind reads them: raw
+    # What Pagefind reads otherwise stays: anchors, what an anchor's text takes in, metadata,
+    # and cells whose last character is past ASCII.
+    assert '<td id="cell">' in tabled and '<td data-pagefind-meta="unit">GiB</td>' in tabled
+    assert "<p data-kept" in tabled and "<table data-kept" in tabled and "<div data-kept" in tabled
+    assert "<td>café</td>" in tabled and "<td>½</td>" in tabled
+    metaed = cuts["metaed"].decode()
+    assert "<th data-pagefind-meta" in metaed and "<th>Prefill</th>" in metaed  # by name
+    assert '<dt id="term">' in metaed and "<dd>" not in metaed and "<tr" not in metaed
