@@ -25,6 +25,7 @@ from site_builder.model.models import Page
 from site_builder.output import search
 from site_builder.render.scan import _search_page
 from site_builder.render.stored_pages import SEARCH_PAGE, search_page, search_page_key
+from site_builder.runtime.workdirs import search_folder
 from tests.conftest import Project, copy_project, tree_digest
 
 SVG = '<svg xmlns="http://www.w3.org/2000/svg" width="40" height="20"><rect width="40" height="20"/></svg>'
@@ -54,9 +55,21 @@ def bundle_files(bundle: Path) -> dict[str, bytes]:
 
 
 def pagefind(site: Path, bundle: Path, language: str = "en") -> dict[str, bytes]:
-    """Run Pagefind itself over `site`; return its bundle's files."""
-    command = [search._indexer(), "--site", str(site), "--output-path", str(bundle)]
-    subprocess.run([*command, "--force-language", language, "--silent"], check=True, timeout=120)
+    """Run Pagefind itself over `site`'s pages written as the builder writes them for it (in
+    path order, where `search_folder` puts its work: Pagefind numbers pages in the order the
+    folder lists them); return its bundle's files."""
+    work = search_folder(bundle, 1 << 20)
+    try:
+        pages = sorted(path for path in site.rglob("*") if path.is_file())
+        for page in pages:
+            target = work / "site" / page.relative_to(site)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(page, target)
+        command = [search._indexer(), "--site", str(work / "site"), "--output-path", str(bundle)]
+        command += ["--force-language", language, "--silent"]
+        subprocess.run(command, check=True, timeout=120)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
     return bundle_files(bundle)
 
 

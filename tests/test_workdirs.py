@@ -10,7 +10,6 @@ import os
 import signal
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from pathlib import Path
@@ -49,6 +48,11 @@ write.write_site([Page("index.html", b"new")], Path(sys.argv[1]))
 def leftovers(project: Project) -> list[str]:
     """Work folders beside the output folder."""
     return sorted(p.name for p in project.out.parent.iterdir() if p.name.startswith("._site."))
+
+
+def search_work(pid: int) -> list[Path]:
+    """The search index's work folders of process `pid` in memory (`workdirs.SCRATCH`)."""
+    return list(workdirs.SCRATCH.glob(f"{workdirs.SEARCH_PREFIX}{pid}-*"))
 
 
 def indexers_of(pid: int) -> list[int]:
@@ -98,7 +102,7 @@ def test_a_kill_between_the_two_renames_of_the_swap_is_repaired_by_the_next_run(
 def test_a_build_stopped_with_sigterm_removes_its_work(project: Project, delay: float) -> None:
     assert project.run().returncode == 0
     before = tree_digest(project.out)
-    temporary = set(Path(tempfile.gettempdir()).glob("glm52-search-*"))
+    temporary = set(workdirs.SCRATCH.glob(f"{workdirs.SEARCH_PREFIX}*"))
     (project.root / "content" / "site.yaml").write_text(
         (project.root / "content" / "site.yaml").read_text("utf-8") + "\n", "utf-8"
     )
@@ -114,7 +118,7 @@ def test_a_build_stopped_with_sigterm_removes_its_work(project: Project, delay: 
     _, stderr = build.communicate(timeout=60)
     assert "Traceback" not in stderr
     assert leftovers(project) == []
-    assert set(Path(tempfile.gettempdir()).glob("glm52-search-*")) <= temporary
+    assert set(workdirs.SCRATCH.glob(f"{workdirs.SEARCH_PREFIX}*")) <= temporary
     if build.returncode != 0:  # stopped before the swap: the previous site stands
         # (killed outright while Python still imported the builder, before any work began)
         assert build.returncode == -signal.SIGTERM or (
@@ -143,9 +147,9 @@ def test_a_build_killed_with_sigkill_takes_its_indexer_with_it_and_the_next_run_
     while any(alive(pid) for pid in indexers):
         assert time.monotonic() < deadline, "Pagefind outlived the builder"
         time.sleep(0.05)
-    assert any(".search-" in name for name in leftovers(project))
+    assert search_work(build.pid) or any(".search-" in name for name in leftovers(project))
     assert project.run("--audit").returncode == 0
-    assert leftovers(project) == []
+    assert leftovers(project) == [] and search_work(build.pid) == []
 
 
 def test_work_of_a_live_run_is_left_alone(project: Project) -> None:
@@ -225,12 +229,12 @@ def test_a_build_stopped_before_it_notes_a_folder_it_made_still_removes_it(
     # the build's process id, and a stopped build removes every folder of its own.
     made = []
 
-    def made_then_stopped(out_dir: Path, kind: str) -> Path:
-        made.append(workdirs.work_folder(out_dir, kind))
+    def made_then_stopped(out_dir: Path, need: int) -> Path:
+        made.append(workdirs.search_folder(out_dir, need))
         raise KeyboardInterrupt
 
     assert project.run().returncode == 0
-    monkeypatch.setattr(search, "work_folder", made_then_stopped)
+    monkeypatch.setattr(search, "search_folder", made_then_stopped)
     before = tree_digest(project.out)
     other = project.out.parent / f"._site.search-{os.getppid()}-x"  # a live run's: left alone
     other.mkdir()
@@ -262,3 +266,39 @@ def test_a_work_folder_that_cannot_be_removed_is_said_to_remain(
         "Removed ._site.old-999999999-abc, left by a run that was stopped"
     ]
     assert not left.exists()
+
+
+def test_the_search_index_works_in_memory_where_there_is_room_else_beside_the_output(
+    project: Project, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    memory = tmp_path / "shm"
+    memory.mkdir()
+    monkeypatch.setattr(workdirs, "SCRATCH", memory)
+    gone = memory / f"{workdirs.SEARCH_PREFIX}{dead_pid()}-old"  # a killed run's
+    gone.mkdir()
+    made: list[Path] = []
+
+    def noted(out_dir: Path, need: int) -> Path:
+        made.append(workdirs.search_folder(out_dir, need))
+        return made[-1]
+
+    monkeypatch.setattr(search, "search_folder", noted)
+    assert main(["--root", str(project.root), "--no-cache", "--quiet"]) == 0
+    assert made[-1].parent == memory and made[-1].name.startswith(workdirs.SEARCH_PREFIX)
+    assert not gone.exists() and not made[-1].exists()  # the killed run's and its own removed
+    assert (project.out / "pagefind" / "pagefind-entry.json").is_file()
+    monkeypatch.setattr(workdirs, "SCRATCH_SPARE", 1 << 62)  # no room: beside the output
+    (project.root / "content" / "site.yaml").write_text(
+        (project.root / "content" / "site.yaml").read_text("utf-8") + "\n", "utf-8"
+    )
+    assert main(["--root", str(project.root), "--no-cache", "--quiet"]) == 0
+    assert made[-1].parent == project.out.parent and ".search-" in made[-1].name
+    assert (project.out / "pagefind" / "pagefind-entry.json").is_file()
+    assert leftovers(project) == [] and list(memory.iterdir()) == []
+
+
+def dead_pid() -> int:
+    """A process id no process has now (a child that has ended and been waited for)."""
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    child.wait()
+    return child.pid

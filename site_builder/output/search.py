@@ -2,8 +2,9 @@
 
 The only module that runs Pagefind (PyPI `pagefind[extended]`, whose binary ships in the
 wheel). The rendered HTML pages are written to a private temporary folder, Pagefind's command
-line indexes them (the folder lies beside the output, named for this process, so a run that
-was killed leaves nothing the next run does not remove), and its bundle (index chunks,
+line indexes them (the folder is in memory, `/dev/shm`, where there is room, else beside the
+output; named for this process, so a run that was killed leaves nothing the next run does not
+remove: `workdirs.search_folder`), and its bundle (index chunks,
 WebAssembly, the search UI) comes back as pages under /pagefind/, written atomically with the
 rest of the site (each shard's as soon as its run ends, while the others are indexed). Pagefind reads only what templates mark `data-pagefind-body` (the guide
 article), skips `data-pagefind-ignore` (hashes, the contents list, charts) and takes the
@@ -43,11 +44,14 @@ from site_builder.model.models import Page
 from site_builder.output.shard_cache import HeldBundles, cached_bundle, indexer_version, store
 from site_builder.output.shards import SHARD_PAGES, runs_at_once, sharded
 from site_builder.render.stored_pages import SEARCH_PAGE, search_page, search_page_key
-from site_builder.runtime.workdirs import work_folder
+from site_builder.runtime.workdirs import search_folder
 
 BUNDLE = "pagefind"
 UNUSED = ("pagefind-component-ui.", "pagefind-modular-ui.", "pagefind-highlight.js")
 """Parts of the bundle no page loads; leaving them out keeps the site smaller."""
+PAGE_SCRATCH = 256 << 10
+"""Room the indexer's work takes a page, at most: its cut (about 26 KB a guide page) and its
+part of the bundle (about 15 KB), with a margin."""
 TIMEOUT_SECONDS = 600
 IDLE_WAIT_SECONDS = 60.0
 """The longest a stopped index waits for `idle` before removing its folder anyway."""
@@ -135,7 +139,7 @@ class SearchIndex:
         does not slow the rebuild that stopped it."""
         self._process: subprocess.Popen[str] | None = None
         try:
-            self._folder = work_folder(out_dir, "search")
+            self._folder = search_folder(out_dir, len(pages) * PAGE_SCRATCH)
         except OSError as error:
             message = f"search index failed: {error.strerror or error}"
             raise OutputError(BUNDLE, f"{message} (making its folder beside {out_dir})") from None

@@ -7,7 +7,9 @@ its owner's process id. A build stopped by Ctrl-C or SIGTERM removes its own as 
 (`tidy(ours=True)`), even one it made a moment before the signal. A run that was killed
 leaves them behind; the next run of any command removes those whose owner is gone, and if
 the kill fell between the two renames of the swap (no output folder, an `old` one beside
-it) it puts the previous site back first. The preview's folder in the system's temporary directory is named the same way.
+it) it puts the previous site back first. The preview's folder in the system's temporary
+directory is named the same way, and so is the search index's where Linux gives it memory to
+write to (`search_folder`: `/dev/shm/glm52-search-<pid>-*`).
 """
 
 from __future__ import annotations
@@ -20,6 +22,13 @@ from pathlib import Path
 
 KINDS = ("staging", "old", "search", "pages")
 PREVIEW_PREFIX = "glm52-preview-"
+SCRATCH = Path("/dev/shm")
+"""A file system in memory (Linux's tmpfs), where the search index does its work when there is
+room: Pagefind reads and writes thousands of small files, which cost a disk file system about
+a second of system time at 1,000 guides (docs/performance.md)."""
+SEARCH_PREFIX = "glm52-search-"
+SCRATCH_SPARE = 256 << 20
+"""Memory the search index leaves free in SCRATCH beyond what it asks for."""
 
 
 def work_folder(out_dir: Path, kind: str) -> Path:
@@ -31,10 +40,27 @@ def work_folder(out_dir: Path, kind: str) -> Path:
     return Path(tempfile.mkdtemp(prefix=prefix, dir=out_dir.parent))
 
 
+def search_folder(out_dir: Path, need: int) -> Path:
+    """Make an empty folder for this process's search index: in SCRATCH when it has `need`
+    bytes free and SCRATCH_SPARE more, else beside `out_dir` (`work_folder`)."""
+    try:
+        free = os.statvfs(SCRATCH)
+        roomy = (
+            os.access(SCRATCH, os.W_OK) and free.f_bavail * free.f_frsize >= need + SCRATCH_SPARE
+        )
+        if roomy:
+            _remove_gone(SCRATCH, SEARCH_PREFIX, ours=False)
+            return Path(tempfile.mkdtemp(prefix=f"{SEARCH_PREFIX}{os.getpid()}-", dir=SCRATCH))
+    except OSError:
+        pass
+    return work_folder(out_dir, "search")
+
+
 def tidy(out_dir: Path, *, ours: bool = False) -> list[str]:
     """Repair an interrupted swap and remove the work folders of runs that died, or with
     `ours` those of this process (a build stopped by Ctrl-C or SIGTERM may be stopped before
     it could note a folder it made); return what was done, one line each (for the terminal)."""
+    _remove_gone(SCRATCH, SEARCH_PREFIX, ours)
     parent = out_dir.parent
     if not parent.is_dir():
         return []
@@ -62,12 +88,20 @@ def tidy(out_dir: Path, *, ours: bool = False) -> list[str]:
 def preview_folder() -> Path:
     """Make the preview's folder in the system's temporary directory, first removing those of
     previews that were killed (`glm52-preview-<pid>-*` whose process is gone)."""
-    temp = Path(tempfile.gettempdir())
-    for entry in temp.glob(f"{PREVIEW_PREFIX}*"):
-        found = re.match(rf"{PREVIEW_PREFIX}(\d+)-", entry.name)
-        if found and entry.is_dir() and not entry.is_symlink() and not _alive(int(found[1])):
-            shutil.rmtree(entry, ignore_errors=True)
+    _remove_gone(Path(tempfile.gettempdir()), PREVIEW_PREFIX, ours=False)
     return Path(tempfile.mkdtemp(prefix=f"{PREVIEW_PREFIX}{os.getpid()}-"))
+
+
+def _remove_gone(folder: Path, prefix: str, ours: bool) -> None:
+    """Remove the folders `<prefix><pid>-*` in `folder` whose process is gone (`_gone`)."""
+    try:
+        entries = list(folder.glob(f"{prefix}*"))
+    except OSError:
+        return
+    for entry in entries:
+        found = re.match(rf"{re.escape(prefix)}(\d+)-", entry.name)
+        if found and entry.is_dir() and not entry.is_symlink() and _gone(int(found[1]), ours):
+            shutil.rmtree(entry, ignore_errors=True)
 
 
 def _gone(pid: int, ours: bool) -> bool:
