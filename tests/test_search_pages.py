@@ -260,3 +260,15 @@ def test_flattened_tables_and_blocks_index_as_the_whole_pages(tmp_path: Path) ->
     metaed = cuts["metaed"].decode()
     assert "<th data-pagefind-meta" in metaed and "<th>Prefill</th>" in metaed  # by name
     assert '<dt id="term">' in metaed and "<dd>" not in metaed and "<tr" not in metaed
+
+
+def test_search_reads_the_guide_metadata_and_headers_as_separate_words(built: Project) -> None:
+    # Pagefind runs a term and its definition, or two header cells, into one word unless
+    # something separates them: "checked2026-08-24" matched no search and read badly in excerpts.
+    for found in fragments(bundle_files(built.out / "pagefind")):
+        content = str(found["content"])
+        assert re.search(r"Evidence checked \d{4}-\d\d-\d\d \d\d:\d\d UTC", content), content
+        assert re.search(r"Pinned release v\d", content) and "Published 20" in content
+        assert "Operation 20" in content and "Audit status " in content
+        assert "Source Size SHA-256" in content
+        assert not re.search(r"checked\d|release[v\d]|Published\d|Operation\d|status[a-z]", content)
