@@ -5,8 +5,8 @@ mostly data tables, and their cells are most of its elements. Pagefind reads an 
 what its parser does at its end tag (Pagefind's `fossick/parser.rs`, 1.5):
 
 - the text of an element that is neither a "sentence" element (`SENTENCE`) nor a heading is
-  added to its parent's as it is, so the tags of a table's rows, header cells, sections and
-  definition lists (`PLAIN`) can go;
+  added to its parent's as it is, so the tags of a table's rows, header cells and parts, and
+  of definition lists (`PLAIN`), can go;
 - a sentence element with text alone becomes `" " + text + "." + " "`, the full stop only when
   the text ends with a letter, digit or one of `_'")$*` (`SENTENCE_CHARS`), so such an element
   can become that text.
@@ -16,9 +16,9 @@ a `data-` attribute (`data-pagefind-meta` and the like) stays, and so does an el
 parent collects the text of its anchor (an element with an `id`, or an inline element inside
 one): `scan` marks those with KEPT before the body is written out. The tags of a PLAIN element
 stay on a page where one of them has such an attribute; a sentence element whose text ends
-with a character outside ASCII stays too (Rust's and Python's "word character" differ there). The search index
-of the flattened cut is byte-identical to the whole page's (`tests/test_search_pages.py`), and
-Pagefind takes about a fifth less time over it.
+with a character outside ASCII stays too (Rust's and Python's "word character" differ
+there). The search index of the flattened cut is byte-identical to the whole page's
+(`tests/test_search_pages.py`), and Pagefind takes about a fifth less time over it.
 """
 
 from __future__ import annotations
@@ -51,6 +51,7 @@ _ENDS_SENTENCE = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ
 _READ_ATTRIBUTE = re.compile(
     r"<(" + "|".join(PLAIN) + r')(?:\s[^>"]*(?:"[^"]*"[^>"]*)*?)?\s(?:id|data-[a-z0-9-]*)='
 )
+"""The start tag of a PLAIN element with an id or a `data-` attribute (KEPT among them)."""
 
 
 def flattened(body: str) -> str:
