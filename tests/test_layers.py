@@ -72,6 +72,7 @@ PACKAGES: list[tuple[str, list[str]]] = [
             "pageview",
             "page_keys",
             "deploy",
+            "search_cut",
             "scan",
             "template_errors",
             "drawn_cells",
