@@ -30,6 +30,7 @@ import pytest
 from site_builder.cli import main
 from site_builder.model.models import Page
 from site_builder.output import search
+from site_builder.runtime import workdirs
 from tests.conftest import Project, copy_project, run_build, tree_digest
 
 RECORD = "records/000_f07234cca5c1d19d.json"
@@ -792,6 +793,9 @@ def test_search_index_failure_keeps_the_previous_site(
     target, nth, error, fragment = SEARCH_CASES[case]
     before = tree_digest(built.out)
     capsys.readouterr()
+    # No file system in memory: the folder goes beside the output (else a failure there is
+    # only a reason to use that one, test_workdirs.py).
+    monkeypatch.setattr(workdirs, "SCRATCH", built.root / "no-memory-file-system")
     code, injected = run_in_process(built, monkeypatch, target, nth, error(), stage="output/search")
     captured = capsys.readouterr()
     assert injected.calls >= nth, f"{target} was called only {injected.calls} times"

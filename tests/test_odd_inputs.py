@@ -189,12 +189,13 @@ def test_a_folder_the_search_index_cannot_make_is_named(
     project: Project, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """A project folder the user cannot write to (root can, so the refusal is made here)."""
-    from site_builder.output import search
+    from site_builder.runtime import workdirs
 
     def refused(out_dir: Path, kind: str) -> Path:
         raise PermissionError(13, "Permission denied", str(out_dir.parent))
 
-    monkeypatch.setattr(search, "work_folder", refused)
+    monkeypatch.setattr(workdirs, "SCRATCH", project.root / "no-memory-file-system")
+    monkeypatch.setattr(workdirs, "work_folder", refused)
     code = cli.main(["--root", str(project.root), "--quiet"])
     lines = capsys.readouterr().err.splitlines()
     assert code == 1

@@ -295,6 +295,10 @@ def test_the_search_index_works_in_memory_where_there_is_room_else_beside_the_ou
     assert made[-1].parent == project.out.parent and ".search-" in made[-1].name
     assert (project.out / "pagefind" / "pagefind-entry.json").is_file()
     assert leftovers(project) == [] and list(memory.iterdir()) == []
+    monkeypatch.setattr(workdirs, "SCRATCH_SPARE", 0)
+    monkeypatch.setattr(workdirs, "SCRATCH", project.root / "build.py")  # unusable: a file
+    made.append(workdirs.search_folder(project.out, 1))
+    assert made[-1].parent == project.out.parent and ".search-" in made[-1].name
 
 
 def dead_pid() -> int:
