@@ -12,7 +12,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime
 from fnmatch import fnmatchcase
-from functools import partial
+from functools import lru_cache, partial
 from itertools import pairwise
 from typing import Any
 
@@ -297,14 +297,18 @@ def _derived(nodes: list[Node], rules: RuleFile) -> Iterator[ClaimCheck]:
             wildcard.append((rule, [part for part in parts if not _is_pattern(part)]))
         else:
             by_last_key.setdefault(parts[-1], []).append(rule)
+    # A path holding none of the wildcard rules' spelled-out keys is fitted by none of them.
+    spelled = _any_of(tuple(keys[-1] if keys else "" for _, keys in wildcard))
     for node in nodes:
         path, key, value, scopes, rows = node
         candidates = by_last_key.get(key)
-        if wildcard:  # only those whose every spelled-out key is in the path can match it
+        if spelled is not None and spelled.search(path):  # whose every spelled-out key is in it
             fitting = [rule for rule, keys in wildcard if all(k in path for k in keys)]
             candidates = [*(candidates or ()), *fitting] if fitting else candidates
         rule = _rule_for(path, candidates, found, key) if candidates else None
         if rule is None:
+            if not isinstance(value, int | float):  # only numbers are derived (`_derived_name`)
+                continue
             name = _derived_name(path, key, value)
             if isinstance(value, bool) and name:
                 reason = f"{NO_RULE} (formulas are inferred for numbers only)"
@@ -349,6 +353,13 @@ def _derived_name(path: str, key: str, value: Any) -> str:
     if start is None or isinstance(value, bool):
         return ""
     return ".".join([*keys[start:], key])
+
+
+@lru_cache(maxsize=16)
+def _any_of(keys: tuple[str, ...]) -> re.Pattern[str] | None:
+    """Return the expression finding any of `keys` in a path (one empty: every path), or None
+    for no keys."""
+    return re.compile("|".join(map(re.escape, keys))) if keys else None
 
 
 def _rule_for(
