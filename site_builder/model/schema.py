@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from datetime import date, datetime
+from functools import lru_cache
 from typing import Annotated, Any
 from urllib.parse import urlsplit
 
@@ -267,8 +268,10 @@ class RecordCore(BaseModel):
         return value
 
 
+@lru_cache(maxsize=4096)
 def is_http_url(value: str) -> bool:
-    """Return whether `value` is an absolute http(s) URL, the only kind we ever link to."""
+    """Return whether `value` is an absolute http(s) URL, the only kind we ever link to
+    (remembered: a page and its record's verification ask of the same source URLs)."""
     if not value.startswith(("http://", "https://")) or _HTTP_URL.match(value) is None:
         return False  # the prefix first: most values a table cell holds are not URLs
     try:

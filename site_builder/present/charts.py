@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import repeat
 
 from site_builder.present.measures import Entry, Plan, Rows, describe, entries_of, plan_charts
 
@@ -235,14 +236,17 @@ def _legend(plan: Plan) -> tuple[tuple[LegendItem, ...], float]:
 
 def text_width(text: str, size: float = FONT) -> float:
     """Return an over-estimate of a text's drawn width: no font metrics exist at build time."""
-    return size * sum(map(_em, text))
+    return size * sum(map(_EMS.get, text, repeat(_WIDE_EM)))
 
 
 def _em(char: str) -> float:
     """Return a generous width of one glyph in em (wide scripts take a full em)."""
-    if ord(char) >= 0x2E80:
-        return 1.0
-    return _EM.get(char, 0.8 if char.isupper() else 0.66)
+    return _EMS.get(char, _WIDE_EM)
+
+
+_WIDE_EM = 1.0
+_EMS = {char: _EM.get(char, 0.8 if char.isupper() else 0.66) for char in map(chr, range(0x2E80))}
+"""The width of every glyph before the wide scripts (from U+2E80), looked up in C."""
 
 
 def _fit(text: str, room: float) -> str:

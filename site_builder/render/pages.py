@@ -57,9 +57,12 @@ _EVERY_GUIDE = re.compile(r"\bsite\.(guides|by_url|drafts)\b")
 
 
 def make_env(templates_dir: Path) -> Environment:
-    """Return the Jinja environment: autoescape everything, fail on undefined names."""
+    """Return the Jinja environment: autoescape everything, fail on undefined names. It is
+    made for one state of the templates (`environment`): a template is read once, not looked
+    at again each time a page uses it (a file system call per page and template)."""
     env = Environment(
         loader=FileSystemLoader(templates_dir),
+        auto_reload=False,
         autoescape=True,
         undefined=StrictUndefined,
         trim_blocks=True,

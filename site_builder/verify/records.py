@@ -377,8 +377,10 @@ def _rule_for(
     return found[known]
 
 
+@lru_cache(maxsize=1024)
 def _is_pattern(part: str) -> bool:
-    """Whether a part of a rule's dotted key pattern matches more than its own spelling."""
+    """Whether a part of a rule's dotted key pattern matches more than its own spelling
+    (remembered: each record's verification asks of every rule's parts)."""
     return any(character in part for character in "*?[")
 
 
