@@ -11,7 +11,13 @@ import pytest
 
 from site_builder.errors import BuilderError, InputError, Problem
 from site_builder.model.vocabulary import in_use, using
-from site_builder.runtime.workers import CHUNKS_IN_FLIGHT, MOST_PER_CHUNK, run_each
+from site_builder.runtime.workers import (
+    CHUNKS_IN_FLIGHT,
+    MIN_PER_WORKER,
+    MOST_PER_CHUNK,
+    chunked,
+    run_each,
+)
 from tests.conftest import SEED_VOCABULARY
 
 
@@ -105,3 +111,17 @@ def test_workers_stay_a_few_chunks_ahead_of_a_slow_caller(tmp_path: Path) -> Non
     assert run_each(task, 2000, jobs=2, then=then) == list(range(2000))
     # Results held here at once: the chunks handed out ahead, and the one being taken.
     assert max(ahead) <= (2 * CHUNKS_IN_FLIGHT + 1) * MOST_PER_CHUNK
+
+
+def test_chunks_shrink_as_the_end_nears_so_the_workers_finish_together() -> None:
+    """Guided scheduling: every item in one chunk, in order; no chunk over MOST_PER_CHUNK; the
+    last chunks hold at most MIN_PER_WORKER items, so no worker is left ending a big chunk
+    while the others have nothing to do."""
+    for count, jobs in ((1000, 2), (90, 2), (10_000, 4), (17, 2)):
+        chunks = chunked(count, jobs)
+        assert [index for start, end in chunks for index in range(start, end)] == list(range(count))
+        sizes = [end - start for start, end in chunks]
+        assert max(sizes) <= MOST_PER_CHUNK
+        assert all(size <= MIN_PER_WORKER for size in sizes[-2 * jobs :])
+        assert sizes == sorted(sizes, reverse=True)
+    assert chunked(1000, 2)[0] == (0, MOST_PER_CHUNK)  # few round trips while much is left

@@ -88,8 +88,7 @@ def run_each(
         return [keep(index, task(index)) for index in range(count)]
     global _task, _context
     _task, _context = task, contextvars.copy_context()
-    size = max(MIN_PER_WORKER, min(MOST_PER_CHUNK, -(-count // (jobs * CHUNKS_PER_WORKER))))
-    chunks = iter([(start, min(start + size, count)) for start in range(0, count, size)])
+    chunks = iter(chunked(count, jobs))
     # What the workers read is frozen out of the garbage collector's reach while they run
     # (Python's advice for forked workers): their collections do not walk it, and so do not
     # touch (and copy) the pages they share with this process.
@@ -111,6 +110,21 @@ def run_each(
         gc.unfreeze()
         _task = _context = None
     return results
+
+
+def chunked(count: int, jobs: int) -> list[tuple[int, int]]:
+    """Return the (start, end) chunks `run_each` hands out, in order: each a share of the items
+    left (guided scheduling), between MIN_PER_WORKER and MOST_PER_CHUNK, so chunks shrink as
+    the end nears and the workers finish together, not one idle while the other ends a big
+    chunk (at 1,000 guides, chunks of 50 left a core idle for up to half a second)."""
+    chunks: list[tuple[int, int]] = []
+    start = 0
+    while start < count:
+        share = -(-(count - start) // (jobs * CHUNKS_PER_WORKER))
+        end = min(start + max(MIN_PER_WORKER, min(MOST_PER_CHUNK, share)), count)
+        chunks.append((start, end))
+        start = end
+    return chunks
 
 
 def _run_chunk(bounds: tuple[int, int]) -> list[Any]:
