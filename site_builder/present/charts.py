@@ -15,7 +15,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from itertools import repeat
 
 from site_builder.present.measures import Entry, Plan, Rows, describe, entries_of, plan_charts
 
@@ -236,17 +235,28 @@ def _legend(plan: Plan) -> tuple[tuple[LegendItem, ...], float]:
 
 def text_width(text: str, size: float = FONT) -> float:
     """Return an over-estimate of a text's drawn width: no font metrics exist at build time."""
-    return size * sum(map(_EMS.get, text, repeat(_WIDE_EM)))
+    return size * sum(map(_EMS.__getitem__, text))
 
 
 def _em(char: str) -> float:
     """Return a generous width of one glyph in em (wide scripts take a full em)."""
-    return _EMS.get(char, _WIDE_EM)
+    return _EMS[char]
 
 
-_WIDE_EM = 1.0
-_EMS = {char: _EM.get(char, 0.8 if char.isupper() else 0.66) for char in map(chr, range(0x2E80))}
-"""The width of every glyph before the wide scripts (from U+2E80), looked up in C."""
+class _Widths(dict[str, float]):
+    """Each glyph's width (`_em`), worked out the first time it is drawn, then looked up in C
+    (at most MOST_KEPT glyphs are kept)."""
+
+    MOST_KEPT = 20_000
+
+    def __missing__(self, char: str) -> float:
+        width = 1.0 if ord(char) >= 0x2E80 else _EM.get(char, 0.8 if char.isupper() else 0.66)
+        if len(self) < self.MOST_KEPT:
+            self[char] = width
+        return width
+
+
+_EMS = _Widths()
 
 
 def _fit(text: str, room: float) -> str:
