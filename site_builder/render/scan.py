@@ -159,10 +159,12 @@ def scanned_guide_page(page: Page, guide: Guide, base_url: str) -> Page:
 def scan_with_text(page: Page, base_url: str) -> tuple[PageScan, str]:
     """Scan one HTML page; also return the visible text of its `<main>`, spaces collapsed."""
     scan, text, _ = _scanned(page, base_url)
-    return scan, text
+    return scan, " ".join(text.split())
 
 
 def _scanned(page: Page, base_url: str) -> tuple[PageScan, str, LexborHTMLParser]:
+    """Return the page's scan, the visible text of its `<main>` (spaces as they are: the
+    3-gram codes split at any run of them) and its tree."""
     canonical, og_url, noindex, links, ids, text, tree = _scan(page.content)
     counts = Counter(ids)
     key = page_key_of_path(page.path)
@@ -178,4 +180,4 @@ def _scanned(page: Page, base_url: str) -> tuple[PageScan, str, LexborHTMLParser
         link_problems=problems,
         site_links=site_links,
     )
-    return scan, " ".join(text.split()), tree
+    return scan, text, tree

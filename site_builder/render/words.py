@@ -51,14 +51,15 @@ def gram_codes(text: str) -> bytes:
     """Return the distinct codes of the text's word 3-grams (words as `words_of` splits them,
     the stopwords in use dropped), as sorted little-endian int64s."""
     words = _word_bytes(text)
-    if stop := stopwords():
-        stop_bytes = _encoded(stop)
-        words = [word for word in words if word not in stop_bytes]
     if len(words) < 3:
         return b""
     for word in set(words).difference(_HASHES):  # a page repeats its words: hash each once
-        _HASHES[word] = int.from_bytes(blake2b(word, digest_size=8).digest(), "little")
+        _HASHES[word] = _hashed(word)
     hashes = np.fromiter(map(_HASHES.__getitem__, words), np.uint64, len(words))
+    if stop := stopwords():  # dropped by their hashes, in C (a word list in Python is slower)
+        hashes = hashes[~np.isin(hashes, _stop_hashes(stop))]
+        if len(hashes) < 3:
+            return b""
     mixed = hashes[:-2] * _FIRST + hashes[1:-1] * _SECOND + hashes[2:]  # wraps, as meant
     for shift, factor in _MIX:
         mixed = (mixed ^ mixed >> np.uint64(shift)) * np.uint64(factor)
@@ -89,10 +90,18 @@ def _word_bytes(text: str) -> list[bytes]:
     return data.split()
 
 
+def _hashed(word: bytes) -> int:
+    """Return a word's 64-bit hash (of its UTF-8 bytes), the same in every process."""
+    return int.from_bytes(blake2b(word, digest_size=8).digest(), "little")
+
+
 @lru_cache(maxsize=4)
-def _encoded(words: frozenset[str]) -> frozenset[bytes]:
-    """Return a set of words as UTF-8 bytes (the stopwords, for `gram_codes`)."""
-    return frozenset(word.encode("utf-8", "surrogatepass") for word in words)
+def _stop_hashes(words: frozenset[str]) -> np.ndarray:
+    """Return the hashes of the stopwords, sorted (two words share a hash with a chance of
+    about 2**-64: a word taken for a stopword that way would only be left out of 3-grams)."""
+    return np.array(
+        sorted({_hashed(word.encode("utf-8", "surrogatepass")) for word in words}), np.uint64
+    )
 
 
 def evidence_text(evidence: Evidence) -> str:
