@@ -251,6 +251,10 @@ def _import(config: BuildConfig, sitemap: Path) -> int:
         f"{len(result.merged)} spelled differently merged; the registry now has "
         f"{result.total} pages."
     )
+    if result.unreadable:
+        print("Imported without their lastmod (not a sitemap date or time, so crawlers ignore it):")
+        for url, lastmod in result.unreadable:
+            print(one_line(f"  {url}: {lastmod!r}"))
     if result.merged:
         print("Merged into the registry's spelling (same page; the registry keeps its URL):")
         for spelled, registered in result.merged:

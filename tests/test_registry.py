@@ -278,3 +278,51 @@ def test_urls_spelled_otherwise_are_listed_with_the_registry_url_they_were_merge
     assert f"{len(merged)} spelled differently merged" in result.stdout
     kept = urls_of(by_key(project))
     assert set(merged.values()) <= kept and not set(merged) & kept, "the registry's spelling wins"
+
+
+def test_a_lastmod_crawlers_cannot_read_is_imported_without_it_and_listed(
+    project: Project, tmp_path: Path
+) -> None:
+    good, bad = "https://glm52.ai/guides/dated/", "https://glm52.ai/guides/undated/"
+    path = tmp_path / "sitemap.xml"
+    path.write_text(
+        f'<urlset xmlns="{NS[1:-1]}">'
+        f"<url><loc>{good}</loc><lastmod>2026-11-30T08:15:00+00:00</lastmod></url>"
+        f"<url><loc>{bad}</loc><lastmod>yesterday</lastmod></url>"
+        f"<url><loc>{EXPERT}</loc><lastmod>2026-02-30</lastmod></url>"
+        "</urlset>\n",
+        "utf-8",
+    )
+    before = by_key(project)[normal(EXPERT)]
+
+    result = project.run("--import-sitemap", str(path))
+
+    assert result.returncode == 0, result.stderr
+    assert "Traceback" not in result.stdout + result.stderr
+    assert f"  {bad}: 'yesterday'" in result.stdout.splitlines()
+    assert f"  {EXPERT}: '2026-02-30'" in result.stdout.splitlines()
+    after = by_key(project)
+    assert after[normal(good)]["lastmod"] == "2026-11-30T08:15:00+00:00"
+    assert after[normal(bad)]["lastmod"] == ""
+    assert after[normal(EXPERT)] == before, "a known page keeps the lastmod it had"
+    assert project.run().returncode == 0  # and the registry it wrote builds
+
+
+@pytest.mark.parametrize("lastmod", ["yesterday", "2026-02-30", "2026-11-30 08:15", "30/11/2026"])
+def test_a_registry_lastmod_that_is_no_sitemap_date_is_one_input_error(
+    project: Project, lastmod: str
+) -> None:
+    registry = json.loads((project.root / REGISTRY).read_text("utf-8"))
+    registry["pages"][2]["lastmod"] = lastmod
+    (project.root / REGISTRY).write_text(json.dumps(registry, indent=2), "utf-8")
+
+    result = project.run()
+
+    assert result.returncode == 1
+    assert "Traceback" not in result.stdout + result.stderr
+    problems = [line for line in result.stderr.splitlines() if line.startswith(REGISTRY)]
+    assert problems == [
+        f"{REGISTRY}: pages.2.lastmod: Value error, {lastmod!r} is not a sitemap date or time "
+        "(2026-11-30 or 2026-11-30T08:15:00+00:00)"
+    ]
+    assert not (project.root / "_site").exists()

@@ -9,7 +9,7 @@ from __future__ import annotations
 import gzip
 import json
 import zlib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
 from urllib.parse import urlsplit
 from xml.etree.ElementTree import ParseError
@@ -21,7 +21,7 @@ from site_builder.config import BuildConfig
 from site_builder.errors import InputError, Problem
 from site_builder.inputs.load import REGISTRY_NAME, load_inputs
 from site_builder.inputs.normalize import normalize
-from site_builder.model.schema import RegistryEntry
+from site_builder.model.schema import RegistryEntry, is_sitemap_time
 from site_builder.output.write import write_file_atomic
 from site_builder.urls import canonical_url, page_key
 
@@ -56,6 +56,9 @@ class ImportReport:
     merged: tuple[tuple[str, str], ...] = ()
     """(URL as the sitemap spells it, registry URL it was merged into), for every URL spelled
     otherwise than the registry (`www.`, `http:`, case, a missing trailing slash), in order."""
+    unreadable: tuple[tuple[str, str], ...] = ()
+    """(URL, lastmod) of every URL whose lastmod is no sitemap date or time (`yesterday`,
+    `2026-02-30`): imported without it, as crawlers ignore it."""
 
 
 def import_sitemap(config: BuildConfig, sitemap: Path) -> ImportReport:
@@ -129,6 +132,7 @@ def merge(
     added = updated = foreign = 0
     imported: set[str] = set()
     merged_spellings: dict[str, str] = {}
+    unreadable: list[tuple[str, str]] = []
     for url in urls:
         key = page_key(url.loc, base_url)
         if key is None:
@@ -141,6 +145,9 @@ def merge(
         if key in imported:
             continue  # the first mention of a page in the sitemap wins
         imported.add(key)
+        if url.lastmod and not is_sitemap_time(url.lastmod):
+            unreadable.append((url.loc.strip(), url.lastmod))
+            url = replace(url, lastmod="")
         if known is None:
             by_key[key] = RegistryEntry(url=url.loc.strip(), lastmod=url.lastmod)
             added += 1
@@ -151,7 +158,10 @@ def merge(
         [*by_key.values(), *kept], key=lambda e: (page_key(e.url, base_url) or "", e.url)
     )
     spellings = tuple(merged_spellings.items())
-    return merged, ImportReport(len(urls), added, updated, foreign, len(merged), spellings)
+    report = ImportReport(
+        len(urls), added, updated, foreign, len(merged), spellings, tuple(unreadable)
+    )
+    return merged, report
 
 
 def dump_registry(entries: list[RegistryEntry]) -> str:

@@ -13,6 +13,7 @@ from typing import Annotated, Any
 from urllib.parse import urlsplit
 
 from pydantic import (
+    AfterValidator,
     AwareDatetime,
     BaseModel,
     BeforeValidator,
@@ -42,6 +43,40 @@ def _written(value: Any) -> Any:
 
 WrittenDate = Annotated[date, BeforeValidator(_written)]
 """A date the file writes as a date or as text, never as a number."""
+
+_SITEMAP_TIME = re.compile(
+    r"\d{4}(-\d{2}(-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2}))?)?)?", re.ASCII
+)
+
+
+def is_sitemap_time(text: str) -> bool:
+    """Whether `text` is a sitemap `lastmod` as the sitemap protocol allows (W3C Datetime:
+    `2026`, `2026-11`, `2026-11-30`, `2026-11-30T08:15Z`, `2026-11-30T08:15:00.5+01:00`) and
+    a real day and time."""
+    if not _SITEMAP_TIME.fullmatch(text):
+        return False
+    try:
+        if "T" in text:
+            datetime.fromisoformat(text.replace("Z", "+00:00"))
+        elif len(text) == 10:
+            date.fromisoformat(text)
+        elif len(text) == 7:
+            date.fromisoformat(text + "-01")
+    except ValueError:
+        return False
+    return True
+
+
+def _sitemap_time(value: str) -> str:
+    if value and not is_sitemap_time(value):
+        raise ValueError(
+            f"{value!r} is not a sitemap date or time (2026-11-30 or 2026-11-30T08:15:00+00:00)"
+        )
+    return value
+
+
+SitemapTime = Annotated[StrictStr, AfterValidator(_sitemap_time)]
+"""A sitemap `lastmod` (W3C Datetime), or "" where none is known."""
 WrittenTime = Annotated[AwareDatetime, BeforeValidator(_written)]
 """A time with its UTC offset, written as text, never as a number."""
 
@@ -181,8 +216,9 @@ class RegistryEntry(BaseModel):
     """The intent the page serves: what its reader decides or does there."""
     published: WrittenDate | None = Field(default=None, strict=False)
     """When the page was first published, where known."""
-    lastmod: StrictStr = ""
-    """The `lastmod` the live sitemap gives, as written there."""
+    lastmod: SitemapTime = ""
+    """The `lastmod` the live sitemap gives, as written there (a build copies it into its own
+    sitemap for the pages it serves from elsewhere, so it must be one a crawler reads)."""
 
 
 class RegistryFile(BaseModel):
