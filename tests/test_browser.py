@@ -215,6 +215,42 @@ def test_search_page_keeps_working_after_an_update_in_place(
         assert errors == []
 
 
+REMOVED = "guides/glm-5-2-sglang-dsa-indexer-fusion/"
+FOUND_GUIDES = """() => [...new Set([...document.querySelectorAll('.pagefind-ui__result-link')]
+  .map((link) => new URL(link.href).pathname))].sort()"""
+"""The guides the search page lists, each once (a result's sub-results link its sections)."""
+
+
+def test_an_open_search_page_follows_each_new_search_index(
+    browser: object, project: Project
+) -> None:
+    # A guide a shard: removing one changes which shards the search page has to merge. The
+    # preview serves each new index a moment after the rebuild, without reloading tabs.
+    settings = project.root / "content/site.yaml"
+    settings.write_text(settings.read_text("utf-8") + "search_shard_pages: 1\n", "utf-8")
+    with shown_in_preview(browser, project, "search/?q=GLM") as (page, errors):
+        page.wait_for_function(f"() => ({FOUND_GUIDES})().length === 4", timeout=20_000)
+        assert f"/{REMOVED}" in page.evaluate(FOUND_GUIDES)
+        (project.root / "records/000_f07234cca5c1d19d.json").unlink()
+        (project.root / "content/glm-5-2-sglang-dsa-indexer-fusion.md").unlink()
+        page.wait_for_function(f"() => ({FOUND_GUIDES})().length === 3", timeout=60_000)
+        assert f"/{REMOVED}" not in page.evaluate(FOUND_GUIDES)
+
+        # A word no guide has yet, typed into the box: found as soon as the saved guide's
+        # shard is indexed again, and the box still holds what was typed.
+        page.fill("#search input", "quokkafication")
+        page.wait_for_selector(".pagefind-ui__message >> text=No results", timeout=20_000)
+        prose = project.root / PROSE
+        prose.write_text(prose.read_text("utf-8") + "\nThe word quokkafication is new.\n")
+        page.wait_for_function(
+            f"() => JSON.stringify(({FOUND_GUIDES})()) === JSON.stringify(['/{GUIDE}'])",
+            timeout=60_000,
+        )
+        assert page.locator("#search input").input_value() == "quokkafication"
+        assert page.evaluate("window.sameDocument") is True
+        assert errors == []
+
+
 def test_a_failed_rebuild_shows_its_banner_in_place_and_the_fix_removes_it(
     browser: object, project: Project
 ) -> None:

@@ -162,7 +162,8 @@ def test_every_shards_results_show_excerpts_of_the_same_length(
 
 def test_the_search_page_run_again_merges_no_shard_twice(sharded: Project, desktop: Any) -> None:
     # The preview swaps in a page it rebuilt and runs its scripts again, in the same document:
-    # Pagefind's module stays loaded, with the shards merged the first time.
+    # Pagefind's module stays loaded, and the search starts over on it (each shard merged
+    # once more, into a fresh index), with the same results.
     guides = guides_of(sharded.out)
     tab = Tab(desktop)
     try:

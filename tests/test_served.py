@@ -59,13 +59,28 @@ def test_a_new_search_index_replaces_only_the_bundle() -> None:
     assert SITE.files["pagefind/pagefind.js"] == b"old index", "the served site is unchanged"
 
 
-def test_a_replaced_site_keeps_only_its_assets_for_pages_still_loading() -> None:
+def test_a_replaced_site_keeps_only_its_assets_and_search_index_for_pages_still_loading() -> None:
     state = PreviewState()
     state.publish(SITE, ())
     state.publish(ServedSite([Page("index.html", b"new")]), ())
     [replaced] = state.recent()
-    assert replaced.files == {"assets/site.css": b"css"}
+    assert replaced.files == {"assets/site.css": b"css", "pagefind/pagefind.js": b"old index"}
     assert replaced.resolve("/assets/site.css") == ("assets/site.css", HTTPStatus.OK)
+
+
+def test_a_new_search_index_keeps_the_last_one_for_tabs_reading_it_and_wakes_every_stream() -> None:
+    # A tab's Pagefind reads its index's files a few at a time: those of the index it started
+    # on are still served (their names are their contents' hash), and its stream is woken.
+    state = PreviewState()
+    state.publish(SITE, ())
+    version, indexed = state.version, state.indexed
+    new_index = SITE.with_files([Page("pagefind/pagefind.en_new.pf_meta", b"new")], "pagefind")
+    state.publish_search(new_index)
+    assert state.wait(version, indexed, timeout=0) == (version, indexed + 1)
+    assert state.site is new_index
+    assert state.site.file("pagefind/pagefind.js") is None
+    [replaced] = state.recent()
+    assert replaced.file("pagefind/pagefind.js") == b"old index"
 
 
 def test_a_rebuild_serves_the_last_search_index_without_copying_it() -> None:

@@ -176,21 +176,24 @@ def test_a_malformed_header_gets_400(preview: Preview, field: bytes) -> None:
 
 
 @pytest.mark.parametrize(
-    ("version", "expected"),
+    ("query", "expected"),
     [
-        ("abc", b"HTTP/1.1 400"),
-        ("-1", b"HTTP/1.1 400"),
-        ("%C2%B2", b"HTTP/1.1 400"),
-        ("1" + "0" * 30, b"event: reload"),
-        ("", b"retry: 1000"),
+        ("version=abc", b"HTTP/1.1 400"),
+        ("version=-1", b"HTTP/1.1 400"),
+        ("version=%C2%B2", b"HTTP/1.1 400"),
+        ("version=1" + "0" * 30, b"event: reload"),
+        ("version=", b"retry: 1000"),
+        ("version=&index=abc", b"HTTP/1.1 400"),
+        ("version=&index=-1", b"HTTP/1.1 400"),
+        ("version=&index=1" + "0" * 30, b"event: search"),
     ],
 )
 def test_odd_live_reload_versions_get_a_clean_answer(
-    preview: Preview, version: str, expected: bytes
+    preview: Preview, query: str, expected: bytes
 ) -> None:
     printed = len(preview.stderr)
     request = (
-        f"GET /__livereload?version={version} HTTP/1.1\r\n"
+        f"GET /__livereload?{query} HTTP/1.1\r\n"
         f"Host: 127.0.0.1:{preview.port}\r\nConnection: close\r\n\r\n"
     )
     assert expected in exchange(preview, request.encode(), until=expected, timeout=5)

@@ -9,7 +9,8 @@ find is shown in the banner over it.
 A rebuild after the first reuses what the last one computed (the build cache, held in
 memory), writes nothing to disk, and serves the last search index at once; Pagefind indexes
 the new pages in the background (in the preview's temporary folder) and its bundle replaces
-the old one quietly (no reload), unless another save came first.
+the old one without reloading tabs (unless another save came first): their streams get a
+`search` event, on which an open search page starts its search over on the new index.
 """
 
 from __future__ import annotations
@@ -169,7 +170,7 @@ class Previewer:
             if self.state.site is not site:
                 return
             indexed = site.with_files(bundle, BUNDLE)
-            self.state.publish(indexed, self.state.errors, self.state.warnings, reload=False)
+            self.state.publish_search(indexed)
 
     def _stop_indexing(self, *, wait: bool = True) -> None:
         """Stop a background index of a site about to be replaced; with `wait`, also wait

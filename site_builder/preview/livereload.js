@@ -2,13 +2,16 @@
 // On each new site the tab fetches its page again and changes only what differs, in place: no
 // reload, no new request for its stylesheet and scripts, the scroll position and open details
 // kept, the page's scripts run again. A page that loads other stylesheets or scripts than the
-// one shown, or that cannot be fetched, is reloaded whole.
+// one shown, or that cannot be fetched, is reloaded whole. When the preview serves a new
+// search index for the same pages, the page is not fetched again: it gets a
+// "preview:search-index" event (the search page starts its search over on the new index).
 (() => {
   "use strict";
   const SELF = "/__livereload.js";
   const LOADED = 'link[rel~="stylesheet"][href], script[src]';
   const RUNS = 'script:not([type]), script[type="module"], script[type="text/javascript"]';
   let version = document.currentScript.dataset.version;
+  let indexed = document.currentScript.dataset.index || "";
 
   const own = (node) => (node.getAttribute("src") || "").startsWith(SELF);
   // What a page loads, in order: a swap keeps the loaded stylesheets and scripts.
@@ -77,6 +80,7 @@
       if (!own(script)) script.replaceWith(runnable(script));
     }
     const mine = [...document.querySelectorAll("script[src]")].find(own);
+    if (mine) indexed = mine.dataset.index || "";
     return mine ? mine.dataset.version : version;
   };
 
@@ -95,10 +99,18 @@
   };
 
   const listen = () => {
-    const events = new EventSource("/__livereload?version=" + encodeURIComponent(version));
+    const query = new URLSearchParams({ version, index: indexed });
+    const events = new EventSource("/__livereload?" + query);
     events.addEventListener("reload", () => {
       events.close();
       update();
+    });
+    events.addEventListener("search", (event) => {
+      // The page now shows what a tab opened on the new index shows: its script says so.
+      indexed = event.data;
+      const mine = [...document.querySelectorAll("script[src]")].find(own);
+      if (mine) mine.dataset.index = indexed;
+      window.dispatchEvent(new Event("preview:search-index"));
     });
   };
 

@@ -26,6 +26,7 @@ from site_builder.errors import ServeError
 from site_builder.preview.builds import Previewer
 from site_builder.preview.served import INDEX, ServedSite
 from site_builder.preview.server import TYPES, PreviewServer, StrictHandler
+from site_builder.preview.state import KEPT
 
 FOREVER = "public, max-age=31536000, immutable"
 """How long a browser may keep a fingerprinted asset (its name changes with its bytes), as
@@ -33,6 +34,7 @@ netlify.toml says for the deployed site: a reload then fetches the page alone.""
 OTHER_WARNINGS = 20
 """How many warnings about other pages the warnings box lists on each page."""
 KEEPALIVE_SECONDS = 5.0
+KEPT_PATHS = tuple(f"/{folder}/" for folder in KEPT)
 """Seconds between comments on an idle live-reload stream (each finds a closed tab)."""
 LIVERELOAD_JS = (Path(__file__).parent / "livereload.js").read_bytes()
 LIVERELOAD_URL = f"/__livereload.js?v={hashlib.sha256(LIVERELOAD_JS).hexdigest()[:10]}"
@@ -85,20 +87,22 @@ class PreviewHandler(StrictHandler):
         """Serve the live-reload stream and script, or a file of the site being shown."""
         parts = urlsplit(self.path)
         if parts.path == "/__livereload":
-            self._stream_events(parse_qs(parts.query).get("version", [""])[0])
+            query = parse_qs(parts.query)
+            self._stream_events(query.get("version", [""])[0], query.get("index", [""])[0])
             return
         if parts.path == "/__livereload.js":
             self.send(HTTPStatus.OK, TYPES[".js"], LIVERELOAD_JS, head, FOREVER)
             return
         state = self.server.state
-        site, version, errors, warnings = state.site, state.version, state.errors, state.warnings
+        site, errors, warnings = state.site, state.errors, state.warnings
+        version = state.version
         if site is None:
             body = _page("Build failed", _banner(errors), version).encode()
             self.send(HTTPStatus.SERVICE_UNAVAILABLE, TYPES[".html"], body, head)
             return
         target, status = site.resolve(parts.path)
-        if status == HTTPStatus.NOT_FOUND and parts.path.startswith("/assets/"):
-            for old in state.recent():  # a page of a replaced site still loading its assets
+        if status == HTTPStatus.NOT_FOUND and parts.path.startswith(KEPT_PATHS):
+            for old in state.recent():  # a page of a replaced site still loading its files
                 target, status = old.resolve(parts.path)
                 if target is not None:
                     site = old
@@ -118,7 +122,8 @@ class PreviewHandler(StrictHandler):
         suffix = name[name.rfind(".") :] if "." in name else ""
         kind = TYPES.get(suffix) or mimetypes.guess_type(name)[0] or "application/octet-stream"
         if kind.startswith("text/html"):
-            body = _inject(body.decode("utf-8"), version, errors, warnings, _url(target)).encode()
+            shown = (version, state.indexed)
+            body = _inject(body.decode("utf-8"), shown, errors, warnings, _url(target)).encode()
         self.send(status, kind, body, head, FOREVER if target.startswith("assets/") else "no-store")
 
     def _send_error_page(self, status: HTTPStatus, site: ServedSite, head: bool) -> None:
@@ -128,20 +133,26 @@ class PreviewHandler(StrictHandler):
             self.send_text(status, f"{status.value} {status.phrase}\n", head)
             return
         state = self.server.state
-        body = _inject(page.decode("utf-8"), state.version, state.errors, state.warnings)
+        shown = (state.version, state.indexed)
+        body = _inject(page.decode("utf-8"), shown, state.errors, state.warnings)
         self.send(status, TYPES[".html"], body.encode(), head)
 
-    def _stream_events(self, client_version: str) -> None:
-        """Hold a Server-Sent Events stream; send `reload` whenever the site or error changes.
+    def _stream_events(self, client_version: str, client_indexed: str) -> None:
+        """Hold a Server-Sent Events stream; send `reload` whenever the site or error changes,
+        and `search` whenever a new search index is served for the same pages.
 
-        The tab says which version it shows; an empty one means the current one, and anything
-        that is not a number gets 400. A stream that names its version is a page's: it counts
-        as an open tab (`PreviewState.wait_for_tabs`) until it is told to reload."""
+        The tab says which version and search index it shows; an empty one means the current
+        one, and anything that is not a number gets 400. A stream that names its version is a
+        page's: it counts as an open tab (`PreviewState.wait_for_tabs`) until it is told to
+        reload."""
         state = self.server.state
-        if client_version and not (client_version.isascii() and client_version.isdigit()):
-            self.send_text(HTTPStatus.BAD_REQUEST, "400 Bad Request: version is not a number\n")
+        if not all(_is_count(value) for value in (client_version, client_indexed)):
+            self.send_text(
+                HTTPStatus.BAD_REQUEST, "400 Bad Request: version or index is not a number\n"
+            )
             return
         version = int(client_version) if client_version else state.version
+        indexed = int(client_indexed) if client_indexed else state.indexed
         self.close_connection = True
         self.send_response(HTTPStatus.OK)
         self.send_header("Content-Type", "text/event-stream")
@@ -154,33 +165,43 @@ class PreviewHandler(StrictHandler):
             state.tab_opened(version)
         try:
             while True:
-                current = state.wait(version, KEEPALIVE_SECONDS)
-                if current == version:
-                    self.wfile.write(b": keep-alive\n\n")
-                    continue
-                if tab:  # told to reload: the tab comes back with a new stream
-                    state.tab_told()
-                    tab = False
-                self.wfile.write(f"event: reload\ndata: {json.dumps(current)}\n\n".encode())
-                version = current
+                current, now_indexed = state.wait(version, indexed, KEEPALIVE_SECONDS)
+                if current != version:
+                    if tab:  # told to reload: the tab comes back with a new stream
+                        state.tab_told()
+                        tab = False
+                    event = f"event: reload\ndata: {json.dumps(current)}\n\n"
+                elif now_indexed != indexed:
+                    event = f"event: search\ndata: {json.dumps(now_indexed)}\n\n"
+                else:
+                    event = ": keep-alive\n\n"
+                self.wfile.write(event.encode())
+                version, indexed = current, now_indexed
         finally:
             if tab:
                 state.tab_told()
 
 
+def _is_count(value: str) -> bool:
+    """Whether a query value is empty or a number written in ASCII digits."""
+    return not value or (value.isascii() and value.isdigit())
+
+
 def _inject(
     page: str,
-    version: int,
+    version: tuple[int, int],
     errors: tuple[str, ...],
     warnings: tuple[tuple[str, str], ...] = (),
     here: str = "",
 ) -> str:
-    """Add the reload script, the error banner after a failed rebuild, and the warnings (those
+    """Add the reload script (naming the `version` of the site and of its search index the
+    page is served from), the error banner after a failed rebuild, and the warnings (those
     about the page at `here` first)."""
+    site, indexed = version
     addition = (
         _banner(errors)
         + _warnings(warnings, here)
-        + f'<script src="{LIVERELOAD_URL}" data-version="{version}"></script>'
+        + f'<script src="{LIVERELOAD_URL}" data-version="{site}" data-index="{indexed}"></script>'
     )
     index = page.rfind("</body>")
     return page[:index] + addition + page[index:] if index != -1 else page + addition

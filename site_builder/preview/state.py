@@ -7,9 +7,14 @@ import threading
 import time
 from dataclasses import dataclass, field
 
+from site_builder.output.search import BUNDLE
 from site_builder.preview.served import ServedSite
 
 ASSETS = "assets"
+KEPT = (ASSETS, BUNDLE)
+"""The folders of a replaced site still served for a while: the stylesheets and scripts its
+pages load, and the search index they may be reading (Pagefind's files are named by their
+contents, so an old one never stands for a new one)."""
 ASSET_GRACE_SECONDS = 60.0
 """Keep a replaced site this long, so pages of it still loading can fetch its assets."""
 
@@ -24,7 +29,7 @@ class PreviewState:
     warnings: tuple[tuple[str, str], ...] = ()
     """Unacknowledged warnings of the site being served: (the page each is about, its line)."""
     retired: tuple[tuple[ServedSite, float], ...] = ()
-    """The assets of the sites served before the current one, newest first, each with the
+    """The KEPT folders of the sites served before the current one, newest first, each with the
     time (`time.monotonic`) it was replaced; only those replaced within ASSET_GRACE_SECONDS."""
     tabs: int = 0
     """Open tabs: live-reload streams opened by a page (it names its version), not yet told
@@ -33,6 +38,9 @@ class PreviewState:
     """How many tabs the last reload told to reload."""
     returned: int = 0
     """How many tabs came back (a page of the current version opened its stream) since."""
+    indexed: int = 0
+    """How many search indexes the preview has served in place of the one before, each for
+    the pages being shown (a tab's search follows them: the `search` event)."""
     changed: threading.Condition = field(default_factory=threading.Condition)
 
     def publish(
@@ -44,13 +52,10 @@ class PreviewState:
         reload: bool = True,
     ) -> None:
         """Switch to a new site (or keep the old one with errors) and wake every waiting tab;
-        without `reload`, switch to a site whose pages are the same (a new search index)."""
+        without `reload`, switch to a site whose pages are the same (its findings changed)."""
         with self.changed:
-            if site is not None and self.site is not None and site is not self.site:
-                now = time.monotonic()
-                kept = [(old, at) for old, at in self.retired if now - at < ASSET_GRACE_SECONDS]
-                self.retired = ((self.site.under(ASSETS), now), *kept)
             if site is not None:
+                self._retire(site)
                 self.site = site
                 self.warnings = warnings
             if not reload:
@@ -62,11 +67,32 @@ class PreviewState:
             self.awaited, self.returned = self.tabs, 0
             self.changed.notify_all()
 
-    def wait(self, version: int, timeout: float) -> int:
-        """Block until the version differs from `version` or the timeout passes; return it."""
+    def publish_search(self, site: ServedSite) -> None:
+        """Switch to a site whose pages are the same but whose search index is new, and tell
+        every tab's stream (a search page starts its search over on the new index)."""
         with self.changed:
-            self.changed.wait_for(lambda: self.version != version, timeout=timeout)
-            return self.version
+            self._retire(site)
+            self.site = site
+            self.indexed += 1
+            self.changed.notify_all()
+
+    def _retire(self, site: ServedSite) -> None:
+        """Keep the KEPT folders of the site `site` replaces, for pages of it still loading
+        their files."""
+        if self.site is not None and site is not self.site:
+            now = time.monotonic()
+            kept = [(old, at) for old, at in self.retired if now - at < ASSET_GRACE_SECONDS]
+            folders = ServedSite((), {folder: self.site.under(folder) for folder in KEPT})
+            self.retired = ((folders, now), *kept)
+
+    def wait(self, version: int, indexed: int, timeout: float) -> tuple[int, int]:
+        """Block until the version differs from `version`, or the search index from
+        `indexed`, or the timeout passes; return both as they are then."""
+        with self.changed:
+            self.changed.wait_for(
+                lambda: self.version != version or self.indexed != indexed, timeout=timeout
+            )
+            return self.version, self.indexed
 
     def tab_opened(self, version: int) -> None:
         """Count a tab's live-reload stream, showing `version`."""

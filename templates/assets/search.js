@@ -2,9 +2,12 @@
 // A big site's index comes in shards: /pagefind/shards.json lists the bundles to merge.
 // They are merged all at once, not one after the other as the UI's own `mergeIndex` option
 // merges them: at ten shards that took the first result from 0.94 s to 1.7 s.
-// The script declares no constants: the preview runs it again in the same document.
+// The preview runs the script again in the same document: after it updates the page in place,
+// and when it serves a new search index (its "preview:search-index" event). Each time the
+// search starts over on the index served then (a guide removed is no longer found, a shard
+// added is merged) and searches again for what the reader last searched. So the script keeps
+// its state on `window` and declares no constants.
 var EXCERPT_WORDS = 12; // the UI's own with sub-results, now for every shard alike
-var mergedShards = window.mergedShards ?? new Set(); // a global: each bundle merged once
 
 async function shardBundles() {
   try {
@@ -15,23 +18,33 @@ async function shardBundles() {
   }
 }
 
-// Pagefind's module stays loaded when the preview swaps in a new page and runs this again.
-async function mergeShards() {
-  const bundles = (await shardBundles()).filter((bundle) => !mergedShards.has(bundle));
+// Merge every other shard into Pagefind's index: each started, not waited for (a search
+// waits for every merged shard). A failure is logged unless a newer start superseded it.
+async function mergeShards(start) {
+  const bundles = await shardBundles();
   if (!bundles.length) {
-    return;
+    return [];
   }
   const pagefind = await import("/pagefind/pagefind.js");
-  for (const bundle of bundles) {
-    mergedShards.add(bundle);
+  return bundles.map((bundle) =>
     pagefind.mergeIndex(bundle, { excerptLength: EXCERPT_WORDS }).catch((error) => {
-      console.error(`Pagefind could not load ${bundle}:`, error);
-    });
-  }
+      if (start === window.searchStarts) {
+        console.error(`Pagefind could not load ${bundle}:`, error);
+      }
+    }),
+  );
 }
 
-async function startSearch() {
-  await mergeShards(); // started, not waited for: a search waits for every merged shard
+async function startSearch(start) {
+  if (window.searchMerges) {
+    // Started before in this document: let the last merges settle, then drop every index
+    // Pagefind holds (the last UI's too; its box is gone, or replaced here).
+    await Promise.allSettled(window.searchMerges);
+    const pagefind = await import("/pagefind/pagefind.js");
+    await pagefind.destroy();
+    document.querySelector("#search")?.replaceChildren();
+  }
+  window.searchMerges = await mergeShards(start);
   const ui = new PagefindUI({
     element: "#search",
     showSubResults: true,
@@ -45,17 +58,37 @@ async function startSearch() {
   if (input) {
     input.setAttribute("aria-labelledby", "search-title");
     input.setAttribute("name", "q");
+    input.addEventListener("input", () => {
+      window.searchTerm = input.value;
+    });
   }
-  const query = new URLSearchParams(window.location.search).get("q");
+  const query = window.searchTerm ?? new URLSearchParams(window.location.search).get("q");
   if (query) {
     ui.triggerSearch(query);
   }
 }
 
+// One start at a time, each after the last has finished.
+function searchAgain() {
+  const start = (window.searchStarts ?? 0) + 1;
+  window.searchStarts = start;
+  window.searchStarted = (window.searchStarted ?? Promise.resolve())
+    .then(() => startSearch(start))
+    .catch((error) => console.error("Search could not start:", error));
+}
+
+if (!window.searchFollowsIndex) {
+  window.searchFollowsIndex = true;
+  window.addEventListener("preview:search-index", () => {
+    if (document.querySelector("#search")) {
+      searchAgain(); // still the search page (a tab updated in place may show another)
+    }
+  });
+}
 // Deferred, the script runs before DOMContentLoaded; the preview runs it again after
 // swapping in a new page, when the document is long loaded.
 if (document.readyState === "loading") {
-  window.addEventListener("DOMContentLoaded", startSearch);
+  window.addEventListener("DOMContentLoaded", searchAgain);
 } else {
-  startSearch();
+  searchAgain();
 }
