@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -63,6 +64,11 @@ SHOWN_BODY = """() => {
 """The page's body as shown, whether the reader opened its details or not."""
 SHOWN_VERSION = "() => [...document.scripts].find((s) => s.dataset.version).dataset.version"
 """The preview's version of the site a page shows (its reload script says)."""
+SHOWN_VERSIONS = """() => {
+  const script = [...document.scripts].find((s) => s.dataset.version);
+  return `${script.dataset.version} ${script.dataset.index}`;
+}"""
+"""The preview's versions of the site and of its search index a page shows."""
 
 
 def _edit_record(project: Project, old: str, new: str) -> None:
@@ -142,8 +148,12 @@ def test_open_guide_updates_in_place_when_its_record_changes(
         fresh = browser.new_page(viewport={"width": 1000, "height": 600})  # type: ignore[attr-defined]
         fresh.goto(preview.url + GUIDE)
         fresh.wait_for_function("() => document.querySelector('.code-copy') !== null")
-        version = fresh.evaluate(SHOWN_VERSION)
-        page.wait_for_function(f"v => ({SHOWN_VERSION})() === v", arg=version)
+        # Both tabs on the same site and search index (the index follows the rebuild, and
+        # each tab's stream tells it when it is served).
+        deadline = time.monotonic() + 30
+        while page.evaluate(SHOWN_VERSIONS) != fresh.evaluate(SHOWN_VERSIONS):
+            assert time.monotonic() < deadline, "the tabs never showed the same site"
+            time.sleep(0.1)
         assert page.evaluate(SHOWN_BODY) == fresh.evaluate(SHOWN_BODY)
         assert page.title() == fresh.title()
         assert page.locator(".code-block .code-copy").count() == 1
