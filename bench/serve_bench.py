@@ -11,8 +11,13 @@ document; Playwright notices the new DOM some 0.1 s later). Each
 edit is split by our own watcher (the preview's watchfiles settings) and our own Server-Sent
 Events client: save -> watcher fires -> reload event (rebuild done) -> new DOM.
 
-    .venv/bin/python bench/serve_bench.py [--guides 4,1000] [--edits 7]
-    .venv/bin/python bench/serve_bench.py --project DIR [--edits 10]
+    .venv/bin/python bench/serve_bench.py [--guides 4,1000] [--edits 7] [--search]
+    .venv/bin/python bench/serve_bench.py --project DIR [--edits 10] [--search]
+
+With `--search` a second tab is open on the search page, searching for a word only the edit
+brings; each edit also times until that tab lists the edited guide (the preview serves the
+new search index a moment after the page, and an open search page starts over on it). The
+second tab updates with the first, so the guide tab's figures are then a little slower.
 
 With `--project DIR` it times a project of your own instead (a copy: it edits DIR's
 `records/003_d837ec4df0827390.json`, the seed record, and keeps its build cache), such as the
@@ -216,8 +221,11 @@ def stop_preview(preview: preview_helpers.Preview) -> None:
             shutil.rmtree(found[1], ignore_errors=True)
 
 
-def measure(browser: Any, root: Path, label: str, edits: int) -> list[tuple[float, ...]]:
-    """Edit the record `edits` times; return (save -> DOM, -> watcher, -> reload event) each."""
+def measure(
+    browser: Any, root: Path, label: str, edits: int, search: bool = False
+) -> list[tuple[float, ...]]:
+    """Edit the record `edits` times; return (save -> DOM, -> watcher, -> reload event, ->
+    painted, and with `search` -> found by an open search page) each."""
     fired: list[float] = []  # perf_counter of each burst our own watcher reports
     stop, results = threading.Event(), []
 
@@ -234,10 +242,19 @@ def measure(browser: Any, root: Path, label: str, edits: int) -> list[tuple[floa
         page = browser.new_page()
         cleanup.callback(page.close)
         page.goto(preview.url + GUIDE, timeout=EDIT_TIMEOUT_MS)
+        finder = browser.new_page() if search else None
+        if finder is not None:
+            cleanup.callback(finder.close)
         path = root / RECORD
         for number in range(edits):
             wait_quiet(fired, clock.times)
-            value = f"bench-{label}-edit-{number + 1}"
+            word = "zebu" + "".join(chr(ord("a") + int(digit)) for digit in f"{label}{number}")
+            value = f"bench-{label}-edit-{number + 1}-{word}"
+            if finder is not None:  # no guide has the word yet
+                finder.goto(f"{preview.url}search/?q={word}", timeout=EDIT_TIMEOUT_MS)
+                finder.wait_for_selector(".pagefind-ui__message", timeout=EDIT_TIMEOUT_MS)
+                if finder.locator(".pagefind-ui__result").count():
+                    raise SystemExit(f"edit {number + 1}: {word!r} is found before it is saved")
             data = json.loads(path.read_text("utf-8"))
             data["decision" if "decision" in data else "rolloutDecision"]["classification"] = value
             text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
@@ -255,7 +272,15 @@ def measure(browser: Any, root: Path, label: str, edits: int) -> list[tuple[floa
             if not line.startswith("Rebuilt") or len(fired) <= burst or len(clock.times) <= event:
                 raise SystemExit(f"edit {number + 1}: {line}; watcher {fired}; SSE {clock.times}")
             watched, published = fired[burst] - started, clock.times[event] - started
-            results.append((shown, watched, published, painted))
+            found = []
+            if finder is not None:
+                result = f'.pagefind-ui__result-link[href$="/{GUIDE}"]'
+                finder.wait_for_selector(result, timeout=EDIT_TIMEOUT_MS)
+                found = [time.perf_counter() - started]
+                print(
+                    f"    edit {number + 1}: the open search page lists it {found[0]:.3f} s after the save"
+                )
+            results.append((shown, watched, published, painted, *found))
             own = re.search(r"Shown in ([\d.]+) s", line)
             print(
                 f"    edit {number + 1}: painted {painted:.3f} s; seen {shown:.3f} s = watcher "
@@ -283,11 +308,11 @@ def wait_quiet(*times: list[float]) -> None:
 
 def report(label: str, results: list[tuple[float, ...]]) -> str:
     """Print the figures of one size; return its one-line summary."""
-    paints = [painted for *_, painted in results]
+    paints = [painted for _, _, _, painted, *_ in results]
     total = [shown for shown, *_ in results]
     watcher = statistics.median(watched for _, watched, *_ in results)
-    rebuild = statistics.median(published - watched for _, watched, published, _ in results)
-    rest = statistics.median(shown - published for shown, _, published, _ in results)
+    rebuild = statistics.median(published - watched for _, watched, published, *_ in results)
+    rest = statistics.median(shown - published for shown, _, published, *_ in results)
     painted = (
         f"median {statistics.median(paints):.3f} s, min {min(paints):.3f}, max {max(paints):.3f}"
     )
@@ -299,7 +324,14 @@ def report(label: str, results: list[tuple[float, ...]]) -> str:
         f"  split (medians): watcher debounce {watcher:.3f} s, rebuild until the reload event "
         f"{rebuild:.3f} s, reload event -> new DOM seen {rest:.3f} s (fetch and swap, or reload)"
     )
-    return f"{label:>6} guides: painted {painted}; seen {line}; rebuild {rebuild:.3f} s"
+    summary = f"{label:>6} guides: painted {painted}; seen {line}; rebuild {rebuild:.3f} s"
+    if found := [result[4] for result in results if len(result) > 4]:
+        listed = (
+            f"median {statistics.median(found):.3f} s, min {min(found):.3f}, max {max(found):.3f}"
+        )
+        print(f"  save -> the open search page lists the guide: {listed}")
+        summary += f"; search page lists it {listed}"
+    return summary
 
 
 def main() -> int:
@@ -307,6 +339,9 @@ def main() -> int:
     parser.add_argument("--guides", default="4,1000", help="site sizes, comma separated")
     parser.add_argument("--edits", type=int, default=7, help="edits per size (default 7)")
     parser.add_argument("--project", type=Path, help="time this project (a copy) instead")
+    parser.add_argument(
+        "--search", action="store_true", help="also time an open search page finding the edit"
+    )
     args = parser.parse_args()
     sys.stdout.reconfigure(line_buffering=True)  # type: ignore[attr-defined]
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # still clean up when killed
@@ -323,13 +358,15 @@ def main() -> int:
                 root = args.project.resolve()
                 label = f"{len(list(root.glob('records/*.json')))}"
                 print(f"== {root}: {label} records, code {source()}, load average {load()} ==")
-                summary.append(report(label, measure(browser, root, label, args.edits)))
+                measured = measure(browser, root, label, args.edits, args.search)
+                summary.append(report(label, measured))
             for size in [int(size) for size in args.guides.split(",")] if not args.project else []:
                 print(f"== {size} guides: copy of {source()}, load average {load()} ==")
                 with tempfile.TemporaryDirectory(prefix="serve-bench-") as folder:
                     root = make_project(Path(folder), size)
                     offline_figures(root)
-                    summary.append(report(str(size), measure(browser, root, str(size), args.edits)))
+                    measured = measure(browser, root, str(size), args.edits, args.search)
+                    summary.append(report(str(size), measured))
                 print(f"  load average after: {load()}")
         finally:
             browser.close()
