@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import re
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -113,6 +115,7 @@ class EventStream:
         self.events: list[str] = []
         self.connection = http.client.HTTPConnection("127.0.0.1", preview.port, timeout=60)
         self.connection.request("GET", f"/__livereload?version={version}")
+        self.socket = self.connection.sock  # the response keeps it once the connection lets go
         self.response = self.connection.getresponse()
         assert self.response.getheader("Content-Type") == "text/event-stream"
         self.thread = threading.Thread(target=self._read, daemon=True)
@@ -135,5 +138,8 @@ class EventStream:
             time.sleep(0.05)
 
     def close(self) -> None:
-        """Close the connection."""
+        """Close the connection, as a tab does when it leaves its page (the reader thread's
+        response keeps the socket open: it is shut down first)."""
+        with contextlib.suppress(OSError):
+            self.socket.shutdown(socket.SHUT_RDWR)
         self.connection.close()

@@ -13,7 +13,7 @@ from __future__ import annotations
 import gc
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -148,6 +148,34 @@ def test_without_open_tabs_the_checks_follow_at_once(
     assert len(started) == 1 and started[0][0] - begun < 10
     assert rendered == [False], "no cycle collection while the pages are rendered"
     assert gc.isenabled()
+
+
+def wait_until(condition: Callable[[], bool], seconds: float, what: str) -> None:
+    """Poll `condition` until it holds; fail with `what` after `seconds`."""
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, what
+        time.sleep(0.02)
+
+
+def test_a_tab_that_left_is_no_longer_waited_for(
+    served: Served, project: Project, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A page the reader navigated away from (or closed) closes its live-reload stream. The
+    # preview stops counting it as an open tab at once, not at its next write (a keep-alive
+    # every 5 s), so a save right after does not hold the checks and the search index up to
+    # TABS_SECONDS for a tab that will never come back.
+    monkeypatch.setattr(preview, "TABS_SECONDS", 30.0)
+    state = served.previewer.state
+    left = EventStream(served, str(state.version))  # type: ignore[arg-type]
+    wait_until(lambda: state.tabs == 1, 5, "the tab's stream was never counted")
+    left.close()
+    wait_until(lambda: state.tabs == 0, 2, "the closed stream still counts as an open tab")
+    started = watch_checks(monkeypatch)
+    edit_prose(project, "lefttab")
+    assert served.previewer.rebuild()
+    assert state.awaited == 0, "the rebuild waited for a tab that had left"
+    assert len(started) == 1
 
 
 def test_a_rebuild_does_not_wait_for_a_stopped_indexer_to_clean_up(

@@ -13,8 +13,11 @@ import hashlib
 import html
 import json
 import mimetypes
+import select
 import signal
+import socket
 import threading
+import time
 from collections.abc import Callable
 from http import HTTPStatus
 from pathlib import Path
@@ -34,6 +37,10 @@ netlify.toml says for the deployed site: a reload then fetches the page alone.""
 OTHER_WARNINGS = 20
 """How many warnings about other pages the warnings box lists on each page."""
 KEEPALIVE_SECONDS = 5.0
+LEFT_SECONDS = 0.2
+"""How often a live-reload stream looks whether its tab closed it (navigated away or closed):
+until it is gone, the preview counts the tab as open and, after a save, waits up to
+`builds.TABS_SECONDS` for it to come back before running the checks and the search index."""
 KEPT_PATHS = tuple(f"/{folder}/" for folder in KEPT)
 """Seconds between comments on an idle live-reload stream (each finds a closed tab)."""
 LIVERELOAD_JS = (Path(__file__).parent / "livereload.js").read_bytes()
@@ -163,9 +170,10 @@ class PreviewHandler(StrictHandler):
         tab = bool(client_version)  # a page's script names the version it shows
         if tab:
             state.tab_opened(version)
+        written = time.monotonic()
         try:
             while True:
-                current, now_indexed = state.wait(version, indexed, KEEPALIVE_SECONDS)
+                current, now_indexed = state.wait(version, indexed, LEFT_SECONDS)
                 if current != version:
                     if tab:  # told to reload: the tab comes back with a new stream
                         state.tab_told()
@@ -173,13 +181,27 @@ class PreviewHandler(StrictHandler):
                     event = f"event: reload\ndata: {json.dumps(current)}\n\n"
                 elif now_indexed != indexed:
                     event = f"event: search\ndata: {json.dumps(now_indexed)}\n\n"
-                else:
+                elif _closed_by_peer(self.connection):
+                    return
+                elif time.monotonic() - written >= KEEPALIVE_SECONDS:
                     event = ": keep-alive\n\n"
+                else:
+                    continue
                 self.wfile.write(event.encode())
-                version, indexed = current, now_indexed
+                version, indexed, written = current, now_indexed, time.monotonic()
         finally:
             if tab:
                 state.tab_told()
+
+
+def _closed_by_peer(connection: socket.socket) -> bool:
+    """Whether the other end closed the connection (a tab sends nothing on its stream, so it
+    is readable only once closed)."""
+    try:
+        readable, _, _ = select.select([connection], [], [], 0)
+        return bool(readable) and connection.recv(1, socket.MSG_PEEK) == b""
+    except (OSError, ValueError):
+        return True
 
 
 def _is_count(value: str) -> bool:
