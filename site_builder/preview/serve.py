@@ -37,12 +37,13 @@ netlify.toml says for the deployed site: a reload then fetches the page alone.""
 OTHER_WARNINGS = 20
 """How many warnings about other pages the warnings box lists on each page."""
 KEEPALIVE_SECONDS = 5.0
+"""Seconds between comments on an idle live-reload stream."""
 LEFT_SECONDS = 0.2
 """How often a live-reload stream looks whether its tab closed it (navigated away or closed):
 until it is gone, the preview counts the tab as open and, after a save, waits up to
 `builds.TABS_SECONDS` for it to come back before running the checks and the search index."""
 KEPT_PATHS = tuple(f"/{folder}/" for folder in KEPT)
-"""Seconds between comments on an idle live-reload stream (each finds a closed tab)."""
+"""Where a request for a file the site lacks may be answered by a replaced site's file."""
 LIVERELOAD_JS = (Path(__file__).parent / "livereload.js").read_bytes()
 LIVERELOAD_URL = f"/__livereload.js?v={hashlib.sha256(LIVERELOAD_JS).hexdigest()[:10]}"
 """The script's address names its bytes, so a browser keeps it (FOREVER) until it changes."""
@@ -101,8 +102,7 @@ class PreviewHandler(StrictHandler):
             self.send(HTTPStatus.OK, TYPES[".js"], LIVERELOAD_JS, head, FOREVER)
             return
         state = self.server.state
-        site, errors, warnings = state.site, state.errors, state.warnings
-        version = state.version
+        site, version, errors, warnings = state.site, state.version, state.errors, state.warnings
         if site is None:
             body = _page("Build failed", _banner(errors), version).encode()
             self.send(HTTPStatus.SERVICE_UNAVAILABLE, TYPES[".html"], body, head)
