@@ -266,15 +266,18 @@ def measure(
             digits = f"{label}{number}"
             word = "zebu" + "".join(chr(ord("a") + int(digit)) for digit in digits) + "qx"
             value = f"bench-{label}-edit-{number + 1}-{word}"
-            if finder is not None:  # no guide has the word yet
+            listing = f'.pagefind-ui__result-link[href$="/{GUIDE}"]'
+            if finder is not None:  # the guide does not have the word yet
                 finder.goto(f"{preview.url}search/?q={word}", timeout=EDIT_TIMEOUT_MS)
                 finder.wait_for_selector(".pagefind-ui__message", timeout=EDIT_TIMEOUT_MS)
-                if finder.locator(".pagefind-ui__result").count():
-                    raise SystemExit(f"edit {number + 1}: {word!r} is found before it is saved")
+                # Pagefind answers a word it lacks with its longest prefix it has: other
+                # guides may be listed, the edited one must not be.
+                if finder.locator(listing).count():
+                    raise SystemExit(f"edit {number + 1}: the guide is listed before the save")
                 # As a reader's: the page it left has closed its stream (the preview stops
                 # counting it within 0.2 s; a save before that waits up to 1 s for it).
                 finder.wait_for_timeout(500)
-                finder.evaluate(WATCH_LISTED, f'.pagefind-ui__result-link[href$="/{GUIDE}"]')
+                finder.evaluate(WATCH_LISTED, listing)
             data = json.loads(path.read_text("utf-8"))
             data["decision" if "decision" in data else "rolloutDecision"]["classification"] = value
             text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
