@@ -200,6 +200,52 @@ def test_the_search_page_run_again_merges_no_shard_twice(sharded: Project, deskt
         tab.page.close()
 
 
+def test_a_shard_that_never_loads_does_not_stop_the_search_from_starting_over(
+    sharded: Project, desktop: Any
+) -> None:
+    # In the preview a new index makes the search page start over ("preview:search-index"):
+    # it lets the last merges settle first, but not for ever (3 s).
+    guides = guides_of(sharded.out)
+    first_shard = json.loads((sharded.out / "pagefind" / "shards.json").read_text("utf-8"))[0]
+    held: list[Any] = []
+
+    def entry(url: str) -> bool:
+        return f"{first_shard}pagefind-entry.json" in url
+
+    def hold(route: Any) -> None:
+        if held:
+            route.continue_()  # the search starting over asks again: answered
+        else:
+            held.append(route)  # the first ask is never answered
+
+    context = desktop.browser.new_context()
+    tab = Tab(context)
+    try:
+        tab.page.route(entry, hold)
+        tab.open(f"{desktop.base_url}/search/?q=GLM")
+        for _ in range(100):  # 10 s at most
+            if held:
+                break
+            tab.page.wait_for_timeout(100)
+        assert len(held) == 1, "the shard's index was never asked for"
+        tab.page.evaluate(
+            """() => {
+              window.firstBox = document.querySelector('#search input');
+              window.dispatchEvent(new Event('preview:search-index'));
+            }"""
+        )
+        started_over = "() => document.querySelector('#search input') !== window.firstBox"
+        tab.page.wait_for_function(started_over, timeout=20_000)
+        tab.page.wait_for_function(
+            f"() => ({SHOWN_RESULTS})().length === {len(guides)}", timeout=20_000
+        )
+        # Only what waited on the index given up reports it gone (its worker is ended).
+        abandoned = {"uncaught exception: Pagefind worker terminated"}
+        assert set(tab.problems) <= abandoned, tab.problems
+    finally:
+        context.close()
+
+
 def test_a_site_within_one_shard_has_one_bundle(site: Path) -> None:
     bundle = Path(site) / "pagefind"
     assert json.loads((bundle / "shards.json").read_text("utf-8")) == []

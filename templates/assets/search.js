@@ -37,9 +37,11 @@ async function mergeShards(start) {
 
 async function startSearch(start) {
   if (window.searchMerges) {
-    // Started before in this document: let the last merges settle, then drop every index
-    // Pagefind holds (the last UI's too; its box is gone, or replaced here).
-    await Promise.allSettled(window.searchMerges);
+    // Started before in this document: let the last merges settle (3 s at most: one that
+    // never ends must not stop the search from following), then drop every index Pagefind
+    // holds (the last UI's too; its box is gone, or replaced here).
+    const settled = Promise.allSettled(window.searchMerges);
+    await Promise.race([settled, new Promise((resolve) => setTimeout(resolve, 3000))]);
     const pagefind = await import("/pagefind/pagefind.js");
     await pagefind.destroy();
     document.querySelector("#search")?.replaceChildren();
