@@ -20,9 +20,10 @@ edited guide (the preview serves the
 new search index a moment after the page, and an open search page starts over on it). The
 second tab updates with the first, so the guide tab's figures are then a little slower.
 
-With `--project DIR` it times a project of your own instead (a copy: it edits DIR's
-`records/003_d837ec4df0827390.json`, the seed record, and keeps its build cache), such as the
-referee's 10,000-guide corpus; no audit or cold build is timed first.
+With `--project DIR` it times a project of your own instead, in place (it edits DIR's
+`records/003_d837ec4df0827390.json`, the seed record, puts the record's bytes back when done,
+and keeps its build cache), such as the referee's 10,000-guide corpus; no audit or cold build
+is timed first.
 """
 
 from __future__ import annotations
@@ -246,7 +247,9 @@ def measure(
         for _ in bursts([root / "records"], stop):
             fired.append(time.perf_counter())
 
+    path = root / RECORD
     with contextlib.ExitStack() as cleanup:
+        cleanup.callback(path.write_bytes, path.read_bytes())  # last: once the preview stopped
         preview = start_preview(root, cleanup)
         threading.Thread(target=observe, daemon=True).start()
         cleanup.callback(stop.set)
@@ -258,7 +261,6 @@ def measure(
         finder = browser.new_page() if search else None
         if finder is not None:
             cleanup.callback(finder.close)
-        path = root / RECORD
         for number in range(edits):
             wait_quiet(fired, clock.times)
             # Letters alone, ending in "x": Pagefind's stemmer leaves it whole ("zebued" was
@@ -360,7 +362,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--guides", default="4,1000", help="site sizes, comma separated")
     parser.add_argument("--edits", type=int, default=7, help="edits per size (default 7)")
-    parser.add_argument("--project", type=Path, help="time this project (a copy) instead")
+    parser.add_argument("--project", type=Path, help="time this project (in place) instead")
     parser.add_argument(
         "--search", action="store_true", help="also time an open search page finding the edit"
     )
