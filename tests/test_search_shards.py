@@ -104,12 +104,16 @@ def test_the_search_page_asks_every_shard_at_once(sharded: Project, desktop: Any
 
     listed = json.loads((sharded.out / "pagefind" / "shards.json").read_text("utf-8"))
     held: list[Any] = []
+    released = threading.Event()
 
     def entry(url: str) -> bool:
         return "/pagefind/shards/" in url and "/pagefind-entry.json" in url
 
     def hold(route: Any) -> None:
-        held.append(route)
+        if released.is_set():
+            route.continue_()
+        else:
+            held.append(route)
 
     context = desktop.browser.new_context()  # no search worker of another test's page
     tab = Tab(context)
@@ -121,13 +125,17 @@ def test_the_search_page_asks_every_shard_at_once(sharded: Project, desktop: Any
                 break
             tab.page.wait_for_timeout(100)
         asking = len(held)
+        released.set()
         for route in held:
             route.continue_()
-        tab.page.unroute(entry, hold)
+        # The route stays (letting every later request through) rather than being removed:
+        # with `unroute` here, about one run in a hundred on a busy machine never showed a
+        # result, the page saying "Searching for GLM..." with no error, as if one of the
+        # web worker's requests had stayed paused; none in 300 runs with the route kept.
         shown = tab.page.locator(".pagefind-ui__result-link").first
         try:
             shown.wait_for(timeout=15_000)
-        except PlaywrightTimeout:  # say what the page said (a flake in CI once, not here)
+        except PlaywrightTimeout:  # say what the page said
             pytest.fail(f"no result once the shards were let through: {tab.problems}")
         assert asking == len(listed), f"{asking} of {len(listed)} shards asked at once"
         assert not tab.problems, tab.problems
