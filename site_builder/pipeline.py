@@ -187,8 +187,12 @@ def _build(
         searching: list[SearchIndex | None] = [None]
         searched: set[str] = set()
 
-        def start_search(guides: list[Page]) -> None:
-            if any(map(marked, guides)):  # else it indexes every page (`shards.sharded`)
+        guide_pages = (0, 0)  # taken from the cache, made
+
+        def guides_rendered(guides: list[Page]) -> None:
+            nonlocal guide_pages
+            guide_pages = (sum(page.cached for page in guides), len(guides))
+            if wanted and any(map(marked, guides)):  # else it indexes every page (`sharded`)
                 searched.update(page.path for page in guides)
                 searching[0] = _start_search(stack, guides, site, config, wanted, clock, cache)
 
@@ -202,7 +206,7 @@ def _build(
                 later=shown_first,
                 on_disk=on_disk,
                 deferred=deferred,
-                guides_rendered=start_search if wanted else None,
+                guides_rendered=guides_rendered,
             )
         if deferred and cache is not None:
             with clock.stage("verify"):
@@ -256,6 +260,7 @@ def _build(
                 bundle = search.pages(staged.add if staged is not None else None)
         pages += bundle
         report = _report(site, pages, findings, verifications, written, leave_out_drafts)
+        report = replace(report, guide_pages=guide_pages)
         if written:
             with clock.stage("write"):
                 if staged is None:

@@ -112,3 +112,22 @@ def test_a_build_removes_the_entries_of_an_older_cache_version(project: Project)
     (old / "0123abcd").write_bytes(b"an entry an earlier version wrote")
     assert build(BuildConfig.for_root(project.root)).written
     assert sorted(path.name for path in (project.root / ".cache").iterdir()) == [f"v{VERSION}"]
+
+
+def test_a_build_says_how_many_guide_pages_it_took_from_the_cache(project: Project) -> None:
+    first = project.run()
+    assert first.returncode == 0, first.stderr
+    assert "from the build cache" not in first.stdout  # a cold build renders every guide
+
+    shutil.rmtree(project.root / "_site")  # a fresh clone whose .cache/ was kept
+    again = project.run()
+    assert ": 4 guides (4 of 4 guide pages from the build cache)" in again.stdout
+
+    prose = sorted((project.root / "content").glob("*.md"))[0]
+    prose.write_text(prose.read_text("utf-8") + "\nOne more sentence.\n", "utf-8")
+    edited = project.run()
+    assert "(3 of 4 guide pages from the build cache)" in edited.stdout
+
+    shutil.rmtree(project.root / "_site")
+    uncached = project.run("--no-cache")
+    assert "from the build cache" not in uncached.stdout

@@ -215,6 +215,9 @@ def outcome(
         note = f" (including {len(drafts)} draft(s))"
     elif drafts:
         note = f" ({len(drafts)} draft(s) left out: {', '.join(drafts)}; --drafts writes them)"
+    cached, made = report.guide_pages
+    if cached and not audit and not report.unchanged:
+        note += f" ({cached} of {made} guide pages from the build cache)"
     acknowledged = counts(report.findings)["acknowledged"]
     if acknowledged and not audit:
         note += f" ({acknowledged} acknowledged warning(s) not shown; --audit lists them)"

@@ -174,6 +174,8 @@ class Page:
     """What the worker that rendered a guide page verified of its record, on its way to the
     builder (`kept_verifications.verified_here`): the head of the cache entry it wrote, or
     the whole verification if it could not write it."""
+    cached: bool = field(default=False, compare=False, repr=False)
+    """Whether this build took the page from the build cache instead of rendering it."""
 
     def read(self) -> bytes:
         """Return the page's bytes, from `stored` when the page does not hold them."""
@@ -230,3 +232,5 @@ class BuildReport:
     """The site's language (what its search index is built for)."""
     search_shard_pages: int = 100
     """Pages a shard of its search index holds (the site's setting; see `shards.shard_count`)."""
+    guide_pages: tuple[int, int] = (0, 0)
+    """Guide pages (drafts included) this build took from the build cache, and all it made."""

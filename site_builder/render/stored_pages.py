@@ -75,11 +75,11 @@ def reused_pages(
         if held is not None:
             if reusable(held):  # type: ignore[arg-type]
                 cache.keep(HTML, entry)
-                found[index] = held  # type: ignore[assignment]
+                found[index] = replace(held, cached=True)  # type: ignore[type-var]
         elif (page := _read(cache, entry, html, on_disk, reusable)) is not None:
             if html:
                 cache.hold(SCAN, entry, page)
-            found[index] = page
+            found[index] = replace(page, cached=True)
     missing = [index for index in range(count) if index not in found]
     # A build that writes a site stores each page where it is rendered (a worker process):
     # only what the page declares comes back, none of its bytes travel or stay here.
