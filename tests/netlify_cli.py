@@ -13,8 +13,10 @@ test can check the Python emulator (tests/netlify_server.py) against the real ru
 
 It is kept offline and out of the repository:
 
-- it runs in a fresh temporary folder holding only a copy of the netlify.toml (netlify dev
-  writes `.netlify/` state, a local database and a blobs folder into its working folder);
+- it runs in a fresh temporary folder holding only a copy of the netlify.toml and of the
+  local Build plugins it names, `netlify/` beside it (netlify dev loads them, and fails to
+  start if one is missing; it writes `.netlify/` state, a local database and a blobs folder
+  into its working folder);
 - `--offline` skips every call to Netlify's API; `--internal-disable-edge-functions` (hidden,
   internal) skips the Deno download the edge-functions runtime would need;
 - `HOME` and the `XDG_*` folders point into that temporary folder, with a global config that
@@ -132,6 +134,9 @@ def serve_netlify_cli(site_dir: Path, netlify_toml: Path) -> Iterator[str]:
         workdir = Path(scratch) / "project"
         workdir.mkdir()
         shutil.copy2(netlify_toml, workdir / "netlify.toml")
+        plugins = netlify_toml.parent / "netlify"  # the local Build plugins it names
+        if plugins.is_dir():
+            shutil.copytree(plugins, workdir / "netlify")
         log_path = Path(scratch) / "netlify-dev.log"
         port = free_port()
         command = [
