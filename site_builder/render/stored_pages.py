@@ -75,11 +75,11 @@ def reused_pages(
         if held is not None:
             if reusable(held):  # type: ignore[arg-type]
                 cache.keep(HTML, entry)
-                found[index] = replace(held, cached=True)  # type: ignore[type-var]
+                found[index] = held  # type: ignore[assignment]
         elif (page := _read(cache, entry, html, on_disk, reusable)) is not None:
             if html:
                 cache.hold(SCAN, entry, page)
-            found[index] = replace(page, cached=True)
+            found[index] = page
     missing = [index for index in range(count) if index not in found]
     # A build that writes a site stores each page where it is rendered (a worker process):
     # only what the page declares comes back, none of its bytes travel or stay here.
@@ -101,7 +101,8 @@ def reused_pages(
     def stored_now(index: int, page: Page) -> Page:
         entry = keys[index]
         sha256, stored = _written(cache, entry, page)
-        cache.hold(SCAN, entry, replace(page, search=b""))  # the entry has it
+        # The entry has its cut; the next build that takes it from here took it from the cache.
+        cache.hold(SCAN, entry, replace(page, search=b"", cached=True))
         if not html:
             return replace(page, content=b"")
         # Only the entry just written: an older one under this key may be damaged.
@@ -252,7 +253,9 @@ def load_scan(data: bytes) -> tuple[Page, str]:
         shingles = Shingles(codes[:text_size], codes[text_size + 1 :])
     lookups = tuple((str(key), built is True) for key, built in head["lookups"])
     search = str(head["search"])
-    page = Page(head["path"], b"", links, scan, shingles, lookups=lookups, search_sha256=search)
+    page = Page(
+        head["path"], b"", links, scan, shingles, lookups=lookups, search_sha256=search, cached=True
+    )
     return page, head["sha256"]
 
 
