@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-import time
+import resource
 from collections.abc import Callable
 
 import pytest
@@ -38,6 +38,12 @@ PROSE = {
 }
 
 
+def _children_cpu_seconds() -> float:
+    """Return the CPU time of this process's finished children (the build and its workers)."""
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return used.ru_utime + used.ru_stime
+
+
 @pytest.mark.parametrize("shape", sorted(PROSE))
 def test_prose_costs_grow_linearly(shape: str) -> None:
     ratio = growth(rendering(PROSE[shape]), 4000)
@@ -47,10 +53,11 @@ def test_prose_costs_grow_linearly(shape: str) -> None:
 def test_forty_thousand_identical_headings_build_in_seconds(project: Project) -> None:
     prose = write_probe_guide(project.root)
     prose.write_text(prose.read_text("utf-8") + "## h\n\n" * 40_000, "utf-8")
-    start = time.perf_counter()
+    start = _children_cpu_seconds()
     result = project.run("--no-cache")
     assert result.returncode == 0, result.stderr
-    assert time.perf_counter() - start < 30  # was over 60 s with quadratic heading ids
+    seconds = _children_cpu_seconds() - start  # CPU, not wall: the suite runs tests side by side
+    assert seconds < 30, f"{seconds:.1f} s of CPU"  # over 60 s with quadratic heading ids
     page = soup(project.out / "guides" / SLUG / "index.html")
     anchors = [h2["id"] for h2 in page.find_all("h2") if h2.get("id", "").startswith("h")]
     assert len(anchors) == len(set(anchors)) >= 40_000
