@@ -57,6 +57,19 @@ def read_text(entry: Entry) -> tuple[str, str] | None:
     return None if path.is_dir() else (entry.path, path.read_text("utf-8"))
 
 
+def step_burst(found: queue.Queue[set[str]]) -> set[str]:
+    """Return the paths of the watcher's burst for one step, with any that follow within
+    0.3 s: a machine busy with other tests (the suite runs in parallel) can stall a step
+    between its changes for longer than the quiet time, and the watcher then rightly reports
+    it as two bursts (the preview would rebuild twice)."""
+    paths = set(found.get(timeout=10))
+    while True:
+        try:
+            paths |= found.get(timeout=0.3)
+        except queue.Empty:
+            return paths
+
+
 @pytest.mark.parametrize("pattern", ["**/*.md", "*.md", "**/*"])
 def test_with_the_paths_the_watcher_reports_a_kept_listing_stays_a_fresh_one(
     tmp_path: Path, pattern: str
@@ -104,7 +117,7 @@ def test_with_the_paths_the_watcher_reports_a_kept_listing_stays_a_fresh_one(
     try:
         for number, step in enumerate(steps):
             step()
-            known.saw(found.get(timeout=10))
+            known.saw(step_burst(found))
             reads.clear()
             kept = known.each("docs", folder, pattern, counted)
             assert kept == [read_text(entry) for entry in listed(folder, pattern)], number

@@ -11,10 +11,12 @@ import sys
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from itertools import pairwise
 
 import pytest
 from bs4 import BeautifulSoup
 
+from site_builder.preview.watching import WATCH_QUIET_MS
 from tests.conftest import Project
 from tests.preview_helpers import EventStream, Preview, start_preview
 
@@ -149,14 +151,21 @@ def test_broken_record_keeps_the_last_good_page_and_shows_the_error_until_fixed(
 
 
 def test_a_burst_of_saves_gives_one_rebuild(preview: Preview, project: Project) -> None:
-    for index in range(5):
-        edit_record(project, OLD_VERDICT if index == 0 else f"burst-{index - 1}", f"burst-{index}")
-        time.sleep(0.02)
-    preview.wait_for_rebuilds(2)
-    time.sleep(2.5)
-    assert preview.rebuilds() == 2
+    verdict = OLD_VERDICT
+    for attempt in range(3):  # again if the machine (running tests side by side) stalled
+        before, saves = preview.rebuilds(), []
+        for index in range(5):
+            edit_record(project, verdict, f"burst-{attempt}-{index}")
+            verdict = f"burst-{attempt}-{index}"
+            saves.append(time.monotonic())
+            time.sleep(0.02)
+        preview.wait_for_rebuilds(before + 1)
+        time.sleep(2.5)
+        if all(later - earlier < WATCH_QUIET_MS / 1000 for earlier, later in pairwise(saves)):
+            break
+    assert preview.rebuilds() == before + 1
     page = BeautifulSoup(preview.get(GUIDE)[2], "html.parser")
-    assert page.select_one("code.classification").text == "burst-4"
+    assert page.select_one("code.classification").text == verdict
 
 
 def test_eight_open_tabs_all_reload(preview: Preview, project: Project) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Iterator
+from itertools import pairwise
 from pathlib import Path
 
 import pytest
@@ -36,13 +37,26 @@ def watched(tmp_path: Path) -> Iterator[tuple[Path, list[float]]]:
     assert not thread.is_alive(), "setting the stop event ends the watcher"
 
 
-def save_every(path: Path, seconds: float, count: int) -> float:
-    """Save `path` `count` times, `seconds` apart; return when the last save was done."""
+ATTEMPTS = 5
+"""How many times a run of saves is tried until the machine keeps its saves as close as asked."""
+
+
+def save_every(path: Path, seconds: float, count: int) -> list[float]:
+    """Save `path` `count` times, `seconds` apart; return the time of each save."""
+    times = []
     for index in range(count):
         path.write_text(f"save {index}\n", "utf-8")
+        times.append(time.monotonic())
         if index < count - 1:
             time.sleep(seconds)
-    return time.monotonic()
+    return times
+
+
+def quiet_between(times: list[float]) -> bool:
+    """Whether two of these saves were as far apart as the quiet time: a machine busy with
+    other tests (the suite runs in parallel) may stall the saving thread that long, and then
+    a run of saves is rightly seen as two bursts; such a run is tried again."""
+    return any(later - earlier >= WATCH_QUIET_MS / 1000 for earlier, later in pairwise(times))
 
 
 def wait_until(condition: Callable[[], bool], timeout: float = 5) -> None:
@@ -56,13 +70,18 @@ def test_saves_of_one_file_closer_than_the_quiet_time_are_one_burst(
     watched: tuple[Path, list[float]],
 ) -> None:
     folder, seen = watched
-    # Ten saves 30 ms apart last longer than the quiet time: watchfiles alone (its set of
+    # Ten saves 20 ms apart last longer than the quiet time: watchfiles alone (its set of
     # changes does not grow when the same file is saved again) would split them.
-    last = save_every(folder / "record.json", WATCH_QUIET_MS / 2000, 10)
-    wait_until(lambda: len(seen) == 1)
-    time.sleep(0.5)
+    for _ in range(ATTEMPTS):
+        seen.clear()
+        saves = save_every(folder / "record.json", WATCH_QUIET_MS / 2000, 10)
+        wait_until(lambda: len(seen) >= 1)
+        time.sleep(0.5)
+        if not quiet_between(saves):
+            break
+    assert not quiet_between(saves), "the machine never saved ten times without a stall"
     assert len(seen) == 1
-    assert WATCH_QUIET_MS / 1000 <= seen[0] - last < 0.5
+    assert WATCH_QUIET_MS / 1000 <= seen[0] - saves[-1] < 0.5
 
 
 def test_saves_further_apart_than_the_quiet_time_are_two_bursts(
@@ -80,7 +99,12 @@ def test_endless_saves_are_cut_into_bursts_of_at_most_the_gathering_time(
 ) -> None:
     monkeypatch.setattr(watching, "WATCH_GATHER_MS", 400)  # read at each change
     folder, seen = watched
-    started = time.monotonic()
-    save_every(folder / "log.txt", 0.02, 60)  # 1.2 s of saves, never quiet
+    for _ in range(ATTEMPTS):
+        time.sleep(0.3)  # a burst of the attempt before has come
+        seen.clear()
+        saves = save_every(folder / "log.txt", 0.02, 60)  # 1.2 s of saves, never quiet
+        if not quiet_between(saves):
+            break
+    assert not quiet_between(saves), "the machine never saved for 1.2 s without a stall"
     assert seen, "a burst came before the saves stopped"
-    assert 0.4 <= seen[0] - started < 1.0
+    assert 0.4 <= seen[0] - saves[0] < 1.0
