@@ -12,8 +12,11 @@ import sys
 import threading
 import time
 from dataclasses import dataclass, field
+from itertools import pairwise
 from pathlib import Path
 from urllib.parse import urlsplit
+
+from site_builder.preview.watching import WATCH_QUIET_MS
 
 STARTUP_SECONDS = 30
 
@@ -143,3 +146,10 @@ class EventStream:
         with contextlib.suppress(OSError):
             self.socket.shutdown(socket.SHUT_RDWR)
         self.connection.close()
+
+
+def quiet_between(times: list[float]) -> bool:
+    """Whether two of these saves were as far apart as the quiet time: a machine busy with
+    other tests (the suite runs in parallel) may stall the saving thread that long, and then
+    a run of saves is rightly seen as two bursts; such a run is tried again."""
+    return any(later - earlier >= WATCH_QUIET_MS / 1000 for earlier, later in pairwise(times))

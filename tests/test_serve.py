@@ -11,14 +11,12 @@ import sys
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from itertools import pairwise
 
 import pytest
 from bs4 import BeautifulSoup
 
-from site_builder.preview.watching import WATCH_QUIET_MS
 from tests.conftest import Project
-from tests.preview_helpers import EventStream, Preview, start_preview
+from tests.preview_helpers import EventStream, Preview, quiet_between, start_preview
 
 RECORD = "records/003_d837ec4df0827390.json"
 GUIDE = "/guides/glm-5-2-vllm-sequence-parallel-moe/"
@@ -161,7 +159,7 @@ def test_a_burst_of_saves_gives_one_rebuild(preview: Preview, project: Project) 
             time.sleep(0.02)
         preview.wait_for_rebuilds(before + 1)
         time.sleep(2.5)
-        if all(later - earlier < WATCH_QUIET_MS / 1000 for earlier, later in pairwise(saves)):
+        if not quiet_between(saves):
             break
     assert preview.rebuilds() == before + 1
     page = BeautifulSoup(preview.get(GUIDE)[2], "html.parser")

@@ -9,13 +9,13 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Iterator
-from itertools import pairwise
 from pathlib import Path
 
 import pytest
 
 from site_builder.preview import watching
 from site_builder.preview.watching import WATCH_QUIET_MS, bursts
+from tests.preview_helpers import quiet_between
 
 
 @pytest.fixture
@@ -50,13 +50,6 @@ def save_every(path: Path, seconds: float, count: int) -> list[float]:
         if index < count - 1:
             time.sleep(seconds)
     return times
-
-
-def quiet_between(times: list[float]) -> bool:
-    """Whether two of these saves were as far apart as the quiet time: a machine busy with
-    other tests (the suite runs in parallel) may stall the saving thread that long, and then
-    a run of saves is rightly seen as two bursts; such a run is tried again."""
-    return any(later - earlier >= WATCH_QUIET_MS / 1000 for earlier, later in pairwise(times))
 
 
 def wait_until(condition: Callable[[], bool], timeout: float = 5) -> None:
