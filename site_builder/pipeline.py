@@ -9,6 +9,7 @@ from collections.abc import Callable, Mapping, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass, replace
 from functools import partial
+from pathlib import Path
 
 from site_builder.cache.fragments import FRAGMENTS
 from site_builder.cache.reuse import VERIFY, code_digest, evidence_digest
@@ -36,7 +37,7 @@ from site_builder.output.unchanged import (
     remember,
     remembered,
 )
-from site_builder.output.write import StagedSite, write_site
+from site_builder.output.write import SPARE, StagedSite, write_site
 from site_builder.present.navigation import RELATED
 from site_builder.render.deploy import static_pages
 from site_builder.render.site_pages import render_site
@@ -249,7 +250,9 @@ def _build(
         staged = None
         if written and search is not None and output.serve is None:
             # The site's own files are written while Pagefind finishes; its bundle joins them.
-            staged = stack.enter_context(StagedSite(config.out_dir, config.input_dirs))
+            staged = stack.enter_context(
+                StagedSite(config.out_dir, config.input_dirs, _spare(cache))
+            )
             with clock.stage("write"):
                 staged.add([*pages, *static_pages(site)])
                 if on_disk is not None:  # the site links its pages now: let go of the folder
@@ -264,7 +267,7 @@ def _build(
         if written:
             with clock.stage("write"):
                 if staged is None:
-                    _write(pages, site, config, output, report)
+                    _write(pages, site, config, output, report, _spare(cache))
                 else:
                     staged.publish()
                 _prune(cache, indexed=search is not None)
@@ -273,15 +276,26 @@ def _build(
     return report
 
 
+def _spare(cache: BuildCache | None) -> Path | None:
+    """Return where the build cache keeps the site the next build stages into (`write.SPARE`):
+    none without a cache."""
+    return cache.folder / SPARE if cache is not None else None
+
+
 def _write(
-    pages: list[Page], site: Site, config: BuildConfig, output: Output, report: BuildReport
+    pages: list[Page],
+    site: Site,
+    config: BuildConfig,
+    output: Output,
+    report: BuildReport,
+    spare: Path | None = None,
 ) -> None:
     """Write the pages and static files, or hand them to `output.serve`."""
     files = [*pages, *static_pages(site)]
     if output.serve is not None:
         output.serve(files, report)
     else:
-        write_site(files, config.out_dir, config.input_dirs)
+        write_site(files, config.out_dir, config.input_dirs, spare)
 
 
 def _prune(cache: BuildCache | None, indexed: bool, added_only: bool = False) -> None:

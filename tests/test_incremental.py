@@ -504,3 +504,20 @@ def test_a_template_that_lists_every_guide_keeps_every_page_fresh(
     shown = [p for p in cold.pages if p.path.count("/") == 2 and p.path[:5] in "guides/tags/"]
     listing = [p for p in shown if b'<ul class="all">' in p.content]
     assert len(listing) > 2 and all(front["title"].encode() in page.content for page in listing)
+
+
+def test_random_edits_write_the_site_a_cold_build_writes_staged_in_the_spare_site(
+    grown: Project, tmp_path: Path
+) -> None:
+    """A written build stages into the site the one before it replaced (kept in the cache)."""
+    rng, kind = random.Random(5), "none"
+    for step in range(7):
+        if step:
+            kind = edit(grown, rng, step)
+        build(BuildConfig.for_root(grown.root, jobs=2))
+        cold = tmp_path / f"cold-{step}"
+        build(BuildConfig.for_root(grown.root, out_dir=cold, cache=False))
+        assert tree_digest(grown.out) == tree_digest(cold), f"after edit {step} ({kind})"
+        spares = list((grown.root / ".cache").glob("v*/spare-site"))
+        assert len(spares) == (step > 0), "the replaced site is the next build's staging"
+        assert not list(cold.parent.glob(f".{cold.name}.*")), "a build with no cache keeps none"

@@ -110,3 +110,17 @@ def test_on_netlify_the_cache_is_moved_out_and_back_and_the_site_keeps_its_pages
     assert "Restored .cache/ from Netlify's build cache" in again
     assert from_cache(again) == (4, 4)
     assert tree_digest(root / "_site") == built
+
+
+def test_the_spare_site_of_a_build_is_not_saved_in_netlify_s_cache(
+    project: Project, tmp_path: Path
+) -> None:
+    root = deployable(project)
+    home = tmp_path / "home"
+    deploy(root, home, on_netlify=True)
+    prose = sorted((root / "content").glob("*.md"))[0]
+    prose.write_text(prose.read_text("utf-8") + "\nA sentence only this deploy has.\n", "utf-8")
+    again = deploy(root, home, on_netlify=True)  # _site/ is still there: it is replaced
+    assert "Saved .cache/ to Netlify's build cache" in again
+    assert from_cache(again) == (3, 4)
+    assert not list(tmp_path.rglob("spare-site")), "the replaced site went into the cache"
