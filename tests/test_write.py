@@ -19,6 +19,20 @@ def pages(text: str) -> list[Page]:
     return [Page("index.html", text.encode()), Page("guides/a/index.html", text.encode())]
 
 
+def fail_the_second_write(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Make the second file written from now on fail as a full disk does."""
+    calls = {"n": 0}
+    original = Path.write_bytes
+
+    def failing_write(self: Path, data: bytes) -> int:
+        calls["n"] += 1
+        if calls["n"] == 2:
+            raise OSError(28, "No space left on device")
+        return original(self, data)
+
+    monkeypatch.setattr(Path, "write_bytes", failing_write)
+
+
 def test_new_site_replaces_old_one_without_stale_files(tmp_path: Path) -> None:
     out = tmp_path / "_site"
     write_site([*pages("old"), Page("stale.html", b"x")], out)
@@ -34,16 +48,7 @@ def test_failure_while_writing_leaves_previous_site_untouched(
     out = tmp_path / "_site"
     write_site(pages("old"), out)
     before = tree_digest(out)
-    calls = {"n": 0}
-    original = Path.write_bytes
-
-    def failing_write(self: Path, data: bytes) -> int:
-        calls["n"] += 1
-        if calls["n"] == 2:
-            raise OSError(28, "No space left on device")
-        return original(self, data)
-
-    monkeypatch.setattr(Path, "write_bytes", failing_write)
+    fail_the_second_write(monkeypatch)
     with pytest.raises(OutputError, match="No space left on device"):
         write_site(pages("new"), out)
     assert tree_digest(out) == before
@@ -198,16 +203,7 @@ def test_staging_into_the_spare_never_changes_the_live_site(
     write_site(pages("same"), out, spare=spare)  # linked: the spare and the site share files
     assert (out / "index.html").stat().st_ino == (spare / "index.html").stat().st_ino
     before = tree_digest(out)
-    calls = {"n": 0}
-    original = Path.write_bytes
-
-    def failing_write(self: Path, data: bytes) -> int:
-        calls["n"] += 1
-        if calls["n"] == 2:
-            raise OSError(28, "No space left on device")
-        return original(self, data)
-
-    monkeypatch.setattr(Path, "write_bytes", failing_write)
+    fail_the_second_write(monkeypatch)
     with pytest.raises(OutputError, match="No space left on device"):
         write_site(pages("news"), out, spare=spare)
     assert tree_digest(out) == before
