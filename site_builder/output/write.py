@@ -155,7 +155,7 @@ class SpareSite:
             if stored is not None:
                 if (held.st_ino, held.st_dev) == (stored.st_ino, stored.st_dev):
                     return True
-            elif held.st_size == len(page.content) and _holds(root / name, page.content):
+            elif _holds(root / name, page.content):
                 return True
         os.unlink(root / name)
         return False
@@ -172,9 +172,13 @@ class SpareSite:
 
 
 def _holds(path: Path, content: bytes) -> bool:
-    """Whether the file at `path` (not a symlink) holds exactly `content`."""
+    """Whether the file at `path` is a regular file (not a symlink) holding exactly
+    `content` (its size is looked at first)."""
     try:
         with open(path, "rb", opener=_no_follow) as file:
+            info = os.fstat(file.fileno())
+            if not stat.S_ISREG(info.st_mode) or info.st_size != len(content):
+                return False
             return file.read() == content
     except OSError:
         return False
@@ -250,12 +254,8 @@ def _linked(
             plain[folder] = os.path.realpath(folder) == folder
         if not plain[folder]:
             return False  # a symlink on the way: never link to what it points at
-        with open(source, "rb", opener=_no_follow) as file:  # nor if the file is one
-            info = os.fstat(file.fileno())
-            if not stat.S_ISREG(info.st_mode) or info.st_size != len(content):
-                return False
-            if file.read() != content:
-                return False
+        if not _holds(source, content):  # nor if the file is one
+            return False
         os.link(source, target, follow_symlinks=False)
     except OSError:
         return False
