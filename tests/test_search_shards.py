@@ -489,6 +489,29 @@ def test_each_shards_bundle_is_written_as_soon_as_it_is_indexed(
     assert tree_digest(project.out) == expected
 
 
+def test_the_site_links_each_bundle_file_the_cache_keeps_instead_of_writing_it_again(
+    tmp_path: Path,
+) -> None:
+    project = shard_project(tmp_path)
+    for _ in range(2):  # indexed, then read back from the cache into a new output folder
+        shutil.rmtree(project.out, ignore_errors=True)
+        assert build(BuildConfig.for_root(project.root)).written
+        kept = {
+            path.stat().st_ino: path.read_bytes()
+            for path in project.root.glob(f".cache/v*/{shard_cache.FILE_ENTRY}/*")
+        }
+        bundle = [path for path in (project.out / "pagefind").rglob("*") if path.is_file()]
+        assert len(bundle) > 10
+        for path in bundle:
+            if path.name == search.SHARD_LIST:  # made by the builder, not the indexer
+                continue
+            assert kept.get(path.stat().st_ino) == path.read_bytes(), path
+    cold = tree_digest(project.out)
+    shutil.rmtree(project.root / ".cache")
+    assert build(BuildConfig.for_root(project.root, cache=False)).written
+    assert tree_digest(project.out) == cold
+
+
 def damage_the_bundle_files(project: Project) -> None:
     """Change the last byte of every cached bundle file (each then fails its checksum)."""
     for path in (project.root / ".cache").glob(f"v*/{shard_cache.FILE_ENTRY}/*"):
@@ -583,9 +606,11 @@ def test_a_cached_bundle_is_read_back_whole_or_not_at_all(tmp_path: Path) -> Non
     cache = BuildCache(project.root / ".cache")
     keys = sorted(path.name for path in cache.folder.glob(f"{shard_cache.SHARD_ENTRY}/*"))
     assert len(keys) > 1  # one entry a shard with pages
-    files = shard_cache.cached_bundle(cache, keys[0])
-    assert files is not None and "pagefind-entry.json" in files
-    assert list(files) == sorted(files)
+    cached = shard_cache.cached_bundle(cache, keys[0])
+    assert cached is not None
+    files, entries = cached
+    assert "pagefind-entry.json" in files and list(files) == sorted(files)
+    assert {name: path.read_bytes() for name, path in entries.items()} == files
     entry = cache.read(shard_cache.SHARD_ENTRY, keys[1])
     assert entry is not None
     names = json.loads(entry)

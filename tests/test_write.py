@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import threading
 from pathlib import Path
 
 import pytest
@@ -101,6 +102,31 @@ def test_a_symlink_in_the_previous_site_is_never_linked_through(tmp_path: Path) 
         assert written.stat().st_nlink == 1, f"{name} shares its file with one outside the site"
         assert written.read_bytes() == b"same"
     assert outside.stat().st_nlink == 1
+
+
+def test_a_page_is_linked_to_its_linkable_file_only_while_that_holds_its_bytes(
+    tmp_path: Path,
+) -> None:
+    kept = tmp_path / "kept"
+    kept.mkdir()
+    (kept / "same").write_bytes(b"bundle")
+    (kept / "changed").write_bytes(b"changed by hand")
+    (tmp_path / "elsewhere").write_bytes(b"bundle")
+    (kept / "symlink").symlink_to(tmp_path / "elsewhere")
+    site = [
+        Page("a.js", b"bundle", linkable=kept / "same"),
+        Page("b.js", b"bundle", linkable=kept / "changed"),
+        Page("c.js", b"bundle", linkable=kept / "symlink"),
+        Page("d.js", b"bundle", linkable=kept / "gone"),
+    ]
+    out = tmp_path / "_site"
+    write_site(site, out)
+    assert (out / "a.js").stat().st_ino == (kept / "same").stat().st_ino
+    for name in ("b.js", "c.js", "d.js"):
+        assert (out / name).read_bytes() == b"bundle"
+        assert (out / name).stat().st_nlink == 1, f"{name} shares a file it must not"
+    assert (kept / "changed").read_bytes() == b"changed by hand"
+    assert (tmp_path / "elsewhere").stat().st_nlink == 1
 
 
 def test_a_file_that_cannot_be_linked_is_written(
@@ -219,3 +245,15 @@ def test_without_a_spare_folder_the_replaced_site_is_deleted(tmp_path: Path) -> 
     write_site(pages("old"), out, spare=elsewhere)
     write_site(pages("new"), out, spare=elsewhere)
     assert [p.name for p in tmp_path.iterdir()] == ["_site"]
+
+
+def test_a_fifo_where_a_page_was_is_replaced_without_waiting_on_it(tmp_path: Path) -> None:
+    out = tmp_path / "_site"
+    write_site(pages("same"), out)
+    (out / "index.html").unlink()
+    os.mkfifo(out / "index.html")  # reading it would wait for a writer forever
+    writing = threading.Thread(target=write_site, args=(pages("same"), out), daemon=True)
+    writing.start()
+    writing.join(timeout=20)
+    assert not writing.is_alive(), "the build waits on the FIFO"
+    assert (out / "index.html").read_bytes() == b"same"

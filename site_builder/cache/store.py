@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
+import stat
 import threading
 import time
 from collections import defaultdict
@@ -254,6 +255,25 @@ def headed(head: bytes, rest: bytes) -> bytes:
     if b"\n" in head:
         raise ValueError("an entry's head is one line")
     return b"\n".join((hashlib.sha256(head).hexdigest().encode("ascii"), head, rest))
+
+
+def holds(path: Path, content: bytes) -> bool:
+    """Whether the file at `path` is a regular file (not a symlink) holding exactly
+    `content` (its size is looked at first)."""
+    try:
+        with open(path, "rb", opener=_not_followed) as file:
+            info = os.fstat(file.fileno())
+            if not stat.S_ISREG(info.st_mode) or info.st_size != len(content):
+                return False
+            return file.read() == content
+    except OSError:
+        return False
+
+
+def _not_followed(path: str, flags: int) -> int:
+    """Open a file for reading, never through a symlink, and without waiting (a FIFO in its
+    place opens at once, to be refused as not a regular file)."""
+    return os.open(path, flags | os.O_NOFOLLOW | os.O_NONBLOCK)
 
 
 def _private(path: str, flags: int) -> int:

@@ -170,6 +170,9 @@ class Page:
     """The file holding its bytes when `content` is left empty (see `stored_pages`)."""
     sha256: str = ""
     """The sha256 of its bytes, when they are `stored`."""
+    linkable: Path | None = field(default=None, compare=False, repr=False)
+    """A file that held exactly its bytes when the page was made (a search bundle's file in
+    the build cache): the site is given a link to it, if it still holds them, not a new file."""
     verified: bytes | Verification | None = field(default=None, compare=False, repr=False)
     """What the worker that rendered a guide page verified of its record, on its way to the
     builder (`kept_verifications.verified_here`): the head of the cache entry it wrote, or

@@ -150,6 +150,7 @@ class SearchIndex:
             indexer = indexer_version()
             self._bundles: dict[Path, str] = {}  # each shard's bundle folder, and its key
             self._in_memory: dict[Path, dict[str, bytes]] = {}
+            self._entries: dict[Path, dict[str, Path]] = {}  # the cache's file of each file
             self._new: list[tuple[str, Path, Path]] = []  # (cache key, site, bundle) to index
             stop = stopped or threading.Event()
             sizes: list[int] = []  # the pages of each shard to index
@@ -161,7 +162,8 @@ class SearchIndex:
                 if stop.is_set():
                     raise OSError(errno.ECANCELED, "stopped before the pages were written")
                 files = held.bundles.get(key) if held is not None else None
-                files = files if files is not None else cached_bundle(cache, key)
+                if files is None and (cached := cached_bundle(cache, key)) is not None:
+                    files, self._entries[bundle] = cached
                 if cache is not None:  # each page's cut stays for the next build's shard
                     for page in listed:
                         if page.search_sha256:
@@ -212,7 +214,7 @@ class SearchIndex:
             if missing:
                 raise OutputError(BUNDLE, f"search index failed: the bundle has no {missing[0]}")
             bundles[bundle] = found
-            shard = _shard_pages(number, found)
+            shard = _shard_pages(number, found, self._entries.get(bundle, {}))
             files.extend(shard)
             if take is not None:
                 take(shard)
@@ -226,7 +228,7 @@ class SearchIndex:
             except OSError as error:
                 message = f"search index failed: {error.strerror or error}"
                 raise OutputError(BUNDLE, message) from None
-            store(self._cache, keys[bundle], found)
+            self._entries[bundle] = store(self._cache, keys[bundle], found)
             add(bundle, found)
             shutil.rmtree(bundle, ignore_errors=True)  # now while the other shards are indexed
         if self._held is not None:
@@ -310,13 +312,16 @@ def _lines(stream: int, deadline: float) -> Iterator[str]:
             yield from (line.decode("utf-8", "replace") for line in lines)
 
 
-def _shard_pages(number: int, files: dict[str, bytes]) -> list[Page]:
-    """Return one shard's bundle files as pages: the first shard's under /pagefind/, each
-    other's index alone under /pagefind/shards/N/."""
-    if number == 0:
-        return [Page(f"{BUNDLE}/{name}", data) for name, data in files.items()]
-    prefix = f"{BUNDLE}/{SHARDS}/{number}"
-    return [Page(f"{prefix}/{name}", data) for name, data in files.items() if _merged_part(name)]
+def _shard_pages(number: int, files: dict[str, bytes], entries: dict[str, Path]) -> list[Page]:
+    """Return one shard's bundle files as pages (each linkable to its cache entry, if it has
+    one): the first shard's under /pagefind/, each other's index alone under
+    /pagefind/shards/N/."""
+    prefix = BUNDLE if number == 0 else f"{BUNDLE}/{SHARDS}/{number}"
+    return [
+        Page(f"{prefix}/{name}", data, linkable=entries.get(name))
+        for name, data in files.items()
+        if number == 0 or _merged_part(name)
+    ]
 
 
 def _write_site(

@@ -3,8 +3,10 @@ entry holds each file, by content. The preview also holds the last bundles in me
 (`HeldBundles`), so an unchanged shard is not even read back from the cache.
 
 The key (made by `search`) digests the shard's pages, the language and Pagefind's version.
-Every file read back is checked against its checksum; a damaged or partial entry means the
-shard is indexed again, never a wrong bundle. Names that would leave the bundle are refused.
+A file's entry holds its bytes alone, under their sha256, so the site can link it instead of
+writing the file again (`Page.linkable`). Every file read back is checked against its sha256;
+a damaged or partial entry means the shard is indexed again, never a wrong bundle. Names that
+would leave the bundle are refused.
 """
 
 from __future__ import annotations
@@ -13,9 +15,9 @@ import hashlib
 import json
 from collections.abc import Callable, Iterable
 from importlib.metadata import PackageNotFoundError, version
-from pathlib import PurePosixPath
+from pathlib import Path, PurePosixPath
 
-from site_builder.cache.store import BuildCache
+from site_builder.cache.store import BuildCache, holds
 
 SHARD_ENTRY, FILE_ENTRY = "search", "search-file"
 """The cache's kinds of entry: a shard's bundle (its files' names and digests), and a file."""
@@ -60,32 +62,43 @@ class HeldBundles:
         }
 
 
-def cached_bundle(cache: BuildCache | None, key: str) -> dict[str, bytes] | None:
+def cached_bundle(
+    cache: BuildCache | None, key: str
+) -> tuple[dict[str, bytes], dict[str, Path]] | None:
     """Return the files of the bundle `cache` holds for a shard's pages, by name in the
-    bundle, in order; None if it holds none, or a damaged or partial one."""
+    bundle, in order, and the entry holding each; None if it holds none, or a damaged or
+    partial one."""
     listed = cache.read(SHARD_ENTRY, key) if cache is not None else None
     if cache is None or listed is None:
         return None
     try:
-        names = json.loads(listed)
+        names = sorted(json.loads(listed))
         if any(".." in PurePosixPath(name).parts or name.startswith("/") for name, _ in names):
             return None  # a name that leaves the bundle
-        files = {name: cache.read(FILE_ENTRY, file) for name, file in sorted(names)}
+        files = {name: cache.read_file(FILE_ENTRY, file, file) for name, file in names}
     except (ValueError, TypeError):
         return None
     if any(data is None for data in files.values()):
         return None
-    return files  # type: ignore[return-value]
+    entries = {name: cache.file(FILE_ENTRY, file) for name, file in names}
+    return files, entries  # type: ignore[return-value]
 
 
-def store(cache: BuildCache | None, key: str, files: dict[str, bytes]) -> None:
+def store(cache: BuildCache | None, key: str, files: dict[str, bytes]) -> dict[str, Path]:
     """Keep a shard's new bundle (its files by name in the bundle) in `cache`, each file by
-    its content."""
+    its content (an entry already holding it is left as it is: the site may link it); return
+    the entry holding each file that is on disk now."""
     if cache is None:
-        return
-    listed = []
+        return {}
+    listed, entries = [], {}
     for name, data in files.items():
         file = hashlib.sha256(data).hexdigest()
-        cache.write(FILE_ENTRY, file, data)
+        entry = cache.file(FILE_ENTRY, file)
+        if holds(entry, data):  # kept already (by another shard, or build): never rewritten
+            cache.keep(FILE_ENTRY, file)
+            entries[name] = entry
+        elif cache.write(FILE_ENTRY, file, data, file=True):
+            entries[name] = entry
         listed.append((name, file))
     cache.write(SHARD_ENTRY, key, json.dumps(listed).encode("utf-8"))
+    return entries

@@ -25,6 +25,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, suppress
 from pathlib import Path
 
+from site_builder.cache.store import holds
 from site_builder.errors import OutputError
 from site_builder.model.models import Page
 from site_builder.render.stored_pages import put
@@ -155,7 +156,7 @@ class SpareSite:
             if stored is not None:
                 if (held.st_ino, held.st_dev) == (stored.st_ino, stored.st_dev):
                     return True
-            elif _holds(root / name, page.content):
+            elif holds(root / name, page.content):
                 return True
         os.unlink(root / name)
         return False
@@ -169,19 +170,6 @@ class SpareSite:
         for name in sorted(unused, key=lambda name: name.count(os.sep), reverse=True):
             os.rmdir(root / name)
         self.folders -= unused
-
-
-def _holds(path: Path, content: bytes) -> bool:
-    """Whether the file at `path` is a regular file (not a symlink) holding exactly
-    `content` (its size is looked at first)."""
-    try:
-        with open(path, "rb", opener=_no_follow) as file:
-            info = os.fstat(file.fileno())
-            if not stat.S_ISREG(info.st_mode) or info.st_size != len(content):
-                return False
-            return file.read() == content
-    except OSError:
-        return False
 
 
 def _claimed(spare: Path | None, staging: Path) -> SpareSite | None:
@@ -212,9 +200,9 @@ def write_tree(
 ) -> None:
     """Write every page under `folder` (a new folder, which must exist; or a spare site's, as
     `spare` describes it). A page whose bytes are in a file (`Page.stored`), or whose bytes
-    the file at its path under `previous` (the site being replaced) already holds, is
-    hard-linked from there: on this project's disks creating a file costs about 15 times what
-    linking one does, and a build after one edit rewrites almost nothing."""
+    its `linkable` file or the file at its path under `previous` (the site being replaced)
+    still holds, is hard-linked from there: on this project's disks creating a file costs
+    about 15 times what linking one does, and a build after one edit rewrites almost nothing."""
     root = folder.resolve()
     made = {root}
     plain: dict[str, bool] = {}  # folders of `previous` with no symlink on the way
@@ -236,6 +224,8 @@ def write_tree(
                 continue
         if page.stored is not None:
             put(page, target)
+        elif page.linkable is not None and _link(page.linkable, page.content, target):
+            continue
         elif previous is None or not _linked(previous, name, page.content, target, plain):
             target.write_bytes(page.content)
     os.chmod(root, 0o755)
@@ -252,18 +242,21 @@ def _linked(
     try:
         if folder not in plain:
             plain[folder] = os.path.realpath(folder) == folder
-        if not plain[folder]:
-            return False  # a symlink on the way: never link to what it points at
-        if not _holds(source, content):  # nor if the file is one
-            return False
+    except OSError:
+        return False
+    return plain[folder] and _link(source, content, target)  # never through a symlink
+
+
+def _link(source: Path, content: bytes, target: Path) -> bool:
+    """Hard-link `target` to `source` if that is a regular file (not a symlink) holding
+    exactly `content`; return whether it did."""
+    if not holds(source, content):
+        return False
+    try:
         os.link(source, target, follow_symlinks=False)
     except OSError:
         return False
     return True
-
-
-def _no_follow(path: str, flags: int) -> int:
-    return os.open(path, flags | os.O_NOFOLLOW)
 
 
 def _swap(staging: Path, out_dir: Path, spare: Path | None = None) -> None:
