@@ -16,7 +16,10 @@ import random
 import signal
 import subprocess
 import sys
+import threading
 import time
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -318,6 +321,51 @@ def test_a_build_killed_while_writing_the_cache_is_followed_by_a_correct_one(
     cold = grown.run("--out", str(tmp_path / "cold"), "--no-cache")
     assert after.returncode == cold.returncode, after.stderr
     assert tree_digest(tmp_path / "after") == tree_digest(tmp_path / "cold")
+
+
+def test_an_entry_replaced_by_a_symlink_a_fifo_or_a_folder_is_a_miss_not_a_wait(
+    tmp_path: Path,
+) -> None:
+    cache = BuildCache(tmp_path / "cache")
+    payload = b"<html>one</html>"
+    outside = tmp_path / "outside"
+    outside.write_bytes(cache_entry_bytes(cache, payload))  # what the entry held, elsewhere
+    plants: dict[str, Callable[[Path], object]] = {
+        "linked": lambda path: path.symlink_to(outside),
+        "endless": lambda path: path.symlink_to("/dev/zero"),
+        "fifo": os.mkfifo,
+        "folder": os.mkdir,
+    }
+    for key, plant in plants.items():
+        for read in (BuildCache.read, BuildCache.read_head):
+            cache.write("page", key, payload)
+            entry = cache.file("page", key)
+            if not entry.is_dir():  # the folder planted for the first read is still there
+                entry.unlink()
+                plant(entry)
+            assert read_without_waiting(partial(read, cache, "page", key)) is None, key
+            left = os.path.lexists(entry)  # removed as a damaged entry is (not a folder)
+            assert not left or (key == "folder" and entry.is_dir()), f"the {key} entry is left"
+            if key != "folder":
+                cache.write("page", key, payload)
+                assert cache.read("page", key) == payload  # and written again
+    assert outside.read_bytes() == cache_entry_bytes(cache, payload)  # never touched
+
+
+def read_without_waiting(read: Callable[[], object]) -> object:
+    """Return what `read()` returns, failing if it takes over 20 s (it waits on a FIFO)."""
+    done: list[object] = []
+    reading = threading.Thread(target=lambda: done.append(read()), daemon=True)
+    reading.start()
+    reading.join(timeout=20)
+    assert done, "the read waits"
+    return done[0]
+
+
+def cache_entry_bytes(cache: BuildCache, payload: bytes) -> bytes:
+    """The bytes of an entry holding `payload`, as the cache writes it."""
+    cache.write("probe", "entry", payload)
+    return cache.file("probe", "entry").read_bytes()
 
 
 def test_cache_entries_are_checked_on_read(tmp_path: Path) -> None:

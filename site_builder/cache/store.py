@@ -9,6 +9,7 @@ Entries hold text and JSON only, so nothing read back from the cache is ever exe
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
 import shutil
@@ -16,10 +17,10 @@ import stat
 import threading
 import time
 from collections import defaultdict
-from collections.abc import Callable, Hashable
-from contextlib import suppress
+from collections.abc import Callable, Hashable, Iterator
+from contextlib import contextmanager, suppress
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, BinaryIO, TypeVar
 
 T = TypeVar("T")
 
@@ -140,9 +141,11 @@ class BuildCache:
         self.used[kind].add(key)
         path = os.path.join(self.folder, kind, key)
         try:
-            with open(path, "rb") as stream:
+            with _opened_entry(path) as stream:
                 stream.readline()  # the checksum of the whole payload
                 checksum, head = stream.readline(), stream.readline()
+        except _NotAnEntry:
+            return self._missed(path)
         except OSError:
             return self._missed()
         if hashlib.sha256(head[:-1]).hexdigest().encode("ascii") + b"\n" != checksum:
@@ -160,8 +163,10 @@ class BuildCache:
         self.used[kind].add(key)
         path = os.path.join(self.folder, kind, key)  # not a Path: 10,000 reads a build
         try:
-            with open(path, "rb") as stream:
+            with _opened_entry(path) as stream:
                 data = stream.read()
+        except _NotAnEntry:
+            return self._missed(path)
         except OSError:
             return self._missed()
         if sha256 is None:
@@ -255,6 +260,25 @@ def headed(head: bytes, rest: bytes) -> bytes:
     if b"\n" in head:
         raise ValueError("an entry's head is one line")
     return b"\n".join((hashlib.sha256(head).hexdigest().encode("ascii"), head, rest))
+
+
+class _NotAnEntry(OSError):
+    """What is at an entry's path is not a regular file (a symlink, a FIFO, a folder)."""
+
+
+@contextmanager
+def _opened_entry(path: str) -> Iterator[BinaryIO]:
+    """Open an entry for reading: a regular file, never through a symlink, and never waiting
+    on a FIFO in its place (`_NotAnEntry` for anything else there)."""
+    try:
+        with open(path, "rb", opener=_not_followed) as stream:
+            if not stat.S_ISREG(os.fstat(stream.fileno()).st_mode):
+                raise _NotAnEntry(errno.EINVAL, "not a regular file")
+            yield stream
+    except OSError as error:
+        if error.errno == errno.ELOOP:  # a symlink
+            raise _NotAnEntry(error.errno, error.strerror) from None
+        raise
 
 
 def holds(path: Path, content: bytes) -> bool:
