@@ -8,6 +8,9 @@ import gc
 import json
 import os
 import shutil
+import signal
+import subprocess
+import sys
 import time
 import weakref
 from collections.abc import Callable
@@ -306,6 +309,58 @@ def test_a_build_holds_one_raw_record_at_a_time(
     assert len(seen) == 24 and max(alive for _, alive in seen) == 1
     where = {pid for pid, _ in seen}
     assert where == {os.getpid()} if size == "small" else os.getpid() not in where
+    assert_as_cold(project)
+
+
+SWAP_FOR_A_FIFO = """
+import os, sys
+from pathlib import Path
+from site_builder.config import BuildConfig
+from site_builder.errors import InputError
+from site_builder.inputs import kept_records
+from site_builder.pipeline import build
+kept_records.HELD_RECORD_BYTES = 0  # the workers read the records again
+root, record = Path(sys.argv[1]), Path(sys.argv[1]) / sys.argv[2]
+def swap(stage):
+    if stage == "render":
+        record.unlink()
+        os.mkfifo(record)
+try:
+    build(BuildConfig.for_root(root, jobs=2), on_stage=swap)
+except InputError as error:
+    sys.exit(str(error))
+"""
+"""A build whose record becomes a named pipe as its pages render (in a process of its own,
+so a build that waits on the pipe can be killed, workers and all)."""
+
+
+def test_a_record_swapped_for_a_fifo_while_pages_render_stops_the_build_without_waiting(
+    project: Project,
+) -> None:
+    """A worker reading a big site's record again never waits on a named pipe put in its
+    place since the build listed it: the build stops with one located error."""
+    grow(project, 20)
+    assert project.run().returncode == 0
+    before = tree_digest(project.out)
+    shutil.rmtree(project.root / ".cache")
+    kept = (project.root / RECORD).read_bytes()
+    command = [sys.executable, "-c", SWAP_FOR_A_FIFO, str(project.root), RECORD]
+    building = subprocess.Popen(
+        command, cwd=project.root, stderr=subprocess.PIPE, text=True, start_new_session=True
+    )
+    try:
+        _, stderr = building.communicate(timeout=120)
+    except subprocess.TimeoutExpired:
+        os.killpg(building.pid, signal.SIGKILL)
+        building.communicate()
+        raise AssertionError("the build waits on the FIFO") from None
+    assert building.returncode == 1
+    message = f"{RECORD}: file: cannot be read: no longer a regular file; build again"
+    assert stderr.strip().splitlines() == [message]
+    assert tree_digest(project.out) == before
+    (project.root / RECORD).unlink()
+    (project.root / RECORD).write_bytes(kept)
+    assert project.run().returncode == 0
     assert_as_cold(project)
 
 
