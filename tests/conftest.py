@@ -30,6 +30,7 @@ from bs4 import BeautifulSoup
 from site_builder.config import BuildConfig
 from site_builder.model.vocabulary import Vocabulary, using
 from site_builder.pipeline import build
+from site_builder.runtime import files
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
@@ -73,14 +74,20 @@ def tree_digest(folder: Path) -> dict[str, str]:
 def refuse_reading(monkeypatch: pytest.MonkeyPatch, target: Path) -> None:
     """Make reading `target` fail as reading an unreadable file does (as root, chmod cannot
     make a file unreadable)."""
-    original = Path.read_bytes
+    original, regular = Path.read_bytes, files.regular_bytes
 
     def read_bytes(path: Path) -> bytes:
         if path == target:
             raise PermissionError(13, "Permission denied")
         return original(path)
 
+    def regular_bytes(path: str | Path) -> bytes:
+        if Path(path) == target:
+            raise PermissionError(13, "Permission denied")
+        return regular(path)
+
     monkeypatch.setattr(Path, "read_bytes", read_bytes)
+    monkeypatch.setattr(files, "regular_bytes", regular_bytes)
 
 
 def soup(path: Path) -> BeautifulSoup:

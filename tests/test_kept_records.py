@@ -35,6 +35,7 @@ from site_builder.model.schema import RuleFile
 from site_builder.output import unchanged
 from site_builder.output.unchanged import input_digests
 from site_builder.pipeline import build
+from site_builder.runtime import files
 from site_builder.verify import kept_verifications
 from site_builder.verify.records import verify
 from tests.conftest import Project, tree_digest
@@ -57,14 +58,14 @@ def kept_evidence(project: Project) -> dict[str, Evidence]:
 def read_records(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """Count the record files read from now on."""
     read: list[str] = []
-    original = Path.read_bytes
+    original = files.regular_bytes
 
-    def counted(path: Path) -> bytes:
-        if path.parent.name == "records":
-            read.append(path.name)
+    def counted(path: str | Path) -> bytes:
+        if Path(path).parent.name == "records":
+            read.append(Path(path).name)
         return original(path)
 
-    monkeypatch.setattr(Path, "read_bytes", counted)
+    monkeypatch.setattr(files, "regular_bytes", counted)
     return read
 
 

@@ -30,7 +30,7 @@ PACKAGES: list[tuple[str, list[str]]] = [
             "formula",
         ],
     ),
-    ("runtime", ["lending", "workers", "workdirs", "progress", "stopwatch"]),
+    ("runtime", ["files", "lending", "workers", "workdirs", "progress", "stopwatch"]),
     ("cache", ["store", "fragments", "reuse"]),
     (
         "inputs",
@@ -128,7 +128,10 @@ def imports(name: str) -> set[str]:
     found = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom) and node.module:
-            found.add(node.module)
+            for alias in node.names:  # `from site_builder.runtime import files`: the module
+                module = f"{node.module}.{alias.name}"
+                inner = module.removeprefix("site_builder.")
+                found.add(module if module != inner and _file(inner).is_file() else node.module)
         elif isinstance(node, ast.Import):
             found.update(alias.name for alias in node.names)
     return found

@@ -88,14 +88,7 @@ def test_an_unreadable_file_is_a_located_error(
     built: Project, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     before = tree_digest(built.out)
-    original = Path.read_bytes
-
-    def read_bytes(self: Path) -> bytes:
-        if self.name == "003_d837ec4df0827390.json":
-            raise PermissionError(13, "Permission denied")
-        return original(self)
-
-    monkeypatch.setattr(Path, "read_bytes", read_bytes)
+    refuse_reading(monkeypatch, built.root / "records" / "003_d837ec4df0827390.json")
     assert main(["--root", str(built.root)]) == 1
     errors = capsys.readouterr().err.splitlines()
     assert "records/003_d837ec4df0827390.json: file: cannot be read: Permission denied" in errors

@@ -9,18 +9,18 @@ Entries hold text and JSON only, so nothing read back from the cache is ever exe
 
 from __future__ import annotations
 
-import errno
 import hashlib
 import os
 import shutil
-import stat
 import threading
 import time
 from collections import defaultdict
-from collections.abc import Callable, Hashable, Iterator
-from contextlib import contextmanager, suppress
+from collections.abc import Callable, Hashable
+from contextlib import suppress
 from pathlib import Path
-from typing import Any, BinaryIO, TypeVar
+from typing import Any, TypeVar
+
+from site_builder.runtime.files import NotRegular, opened
 
 T = TypeVar("T")
 
@@ -141,10 +141,10 @@ class BuildCache:
         self.used[kind].add(key)
         path = os.path.join(self.folder, kind, key)
         try:
-            with _opened_entry(path) as stream:
+            with opened(path, follow=False) as stream:
                 stream.readline()  # the checksum of the whole payload
                 checksum, head = stream.readline(), stream.readline()
-        except _NotAnEntry:
+        except NotRegular:  # a symlink, a FIFO: never read, removed
             return self._missed(path)
         except OSError:
             return self._missed()
@@ -163,9 +163,9 @@ class BuildCache:
         self.used[kind].add(key)
         path = os.path.join(self.folder, kind, key)  # not a Path: 10,000 reads a build
         try:
-            with _opened_entry(path) as stream:
+            with opened(path, follow=False) as stream:
                 data = stream.read()
-        except _NotAnEntry:
+        except NotRegular:  # a symlink, a FIFO: never read, removed
             return self._missed(path)
         except OSError:
             return self._missed()
@@ -260,44 +260,6 @@ def headed(head: bytes, rest: bytes) -> bytes:
     if b"\n" in head:
         raise ValueError("an entry's head is one line")
     return b"\n".join((hashlib.sha256(head).hexdigest().encode("ascii"), head, rest))
-
-
-class _NotAnEntry(OSError):
-    """What is at an entry's path is not a regular file (a symlink, a FIFO, a folder)."""
-
-
-@contextmanager
-def _opened_entry(path: str) -> Iterator[BinaryIO]:
-    """Open an entry for reading: a regular file, never through a symlink, and never waiting
-    on a FIFO in its place (`_NotAnEntry` for anything else there)."""
-    try:
-        with open(path, "rb", opener=_not_followed) as stream:
-            if not stat.S_ISREG(os.fstat(stream.fileno()).st_mode):
-                raise _NotAnEntry(errno.EINVAL, "not a regular file")
-            yield stream
-    except OSError as error:
-        if error.errno == errno.ELOOP:  # a symlink
-            raise _NotAnEntry(error.errno, error.strerror) from None
-        raise
-
-
-def holds(path: Path, content: bytes) -> bool:
-    """Whether the file at `path` is a regular file (not a symlink) holding exactly
-    `content` (its size is looked at first)."""
-    try:
-        with open(path, "rb", opener=_not_followed) as file:
-            info = os.fstat(file.fileno())
-            if not stat.S_ISREG(info.st_mode) or info.st_size != len(content):
-                return False
-            return file.read() == content
-    except OSError:
-        return False
-
-
-def _not_followed(path: str, flags: int) -> int:
-    """Open a file for reading, never through a symlink, and without waiting (a FIFO in its
-    place opens at once, to be refused as not a regular file)."""
-    return os.open(path, flags | os.O_NOFOLLOW | os.O_NONBLOCK)
 
 
 def _private(path: str, flags: int) -> int:

@@ -11,11 +11,8 @@ record saved since the build began is an input error (build again).
 
 from __future__ import annotations
 
-import errno
 import hashlib
 import json
-import os
-import stat
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
 from datetime import datetime
@@ -32,6 +29,7 @@ from site_builder.inputs.evidence import record_evidence
 from site_builder.model.raw import RawRecord
 from site_builder.model.record_model import Evidence, LaterBody, NearbyPage, RecordBody
 from site_builder.model.vocabulary import Vocabulary
+from site_builder.runtime import files
 
 HEADS = "record heads"
 """The cache kind of the records' heads, one entry by code and vocabulary."""
@@ -191,9 +189,12 @@ def _body(path: Path, source: str, sha256: str, vocabulary: Vocabulary) -> Recor
     """Read a kept record's body from its file, which must hold the bytes its head was made
     from."""
     try:
-        data = _regular_bytes(path)
+        data = files.regular_bytes(path)
     except OSError as error:
-        raise _changed(source, f"cannot be read: {error.strerror or error}") from None
+        problem = error.strerror or str(error)
+        if isinstance(error, files.NotRegular):
+            problem = "no longer a regular file; build again"
+        raise _changed(source, f"cannot be read: {problem}") from None
     if hashlib.sha256(data).hexdigest() != sha256:
         raise _changed(source, "changed while the build ran; build again")
     try:
@@ -206,19 +207,6 @@ def _body(path: Path, source: str, sha256: str, vocabulary: Vocabulary) -> Recor
         raise InputError(problems or [Problem(source, "file", "no longer valid; build again")])
     assert isinstance(evidence.body, RecordBody)
     return evidence.body
-
-
-def _regular_bytes(path: Path) -> bytes:
-    """Return the bytes of a file that must still be a regular file: one swapped for a named
-    pipe since the build listed it is refused, never waited on."""
-    with open(path, "rb", opener=_without_waiting) as stream:
-        if not stat.S_ISREG(os.fstat(stream.fileno()).st_mode):
-            raise OSError(errno.EINVAL, "no longer a regular file; build again")
-        return stream.read()
-
-
-def _without_waiting(path: str, flags: int) -> int:
-    return os.open(path, flags | os.O_NONBLOCK)
 
 
 def _changed(source: str, message: str) -> InputError:

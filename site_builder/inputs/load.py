@@ -31,6 +31,7 @@ from site_builder.inputs.kept_fronts import KeptFronts
 from site_builder.inputs.listing import WILDCARD, Entry, KnownFiles, Named, listed
 from site_builder.model.images import FORMATS, MAX_IMAGE_BYTES
 from site_builder.model.raw import Asset, Inputs, RawDoc, RawImage, RawRecord, UnreadRecord
+from site_builder.runtime import files
 
 REGISTRY_NAME = "registry.json"
 RULES_NAME = "rules.yaml"
@@ -202,7 +203,7 @@ def _image(config: BuildConfig, entry: Entry) -> RawImage | None:
         info = entry.stat(follow_symlinks=False)
         if not stat.S_ISREG(info.st_mode):
             return None
-        data = path.read_bytes() if info.st_size <= MAX_IMAGE_BYTES else b""
+        data = files.regular_bytes(path) if info.st_size <= MAX_IMAGE_BYTES else b""
         size = max(info.st_size, len(data))
         if size > MAX_IMAGE_BYTES:
             limit = f"{MAX_IMAGE_BYTES:,} ({MAX_IMAGE_BYTES >> 20} MiB)"
@@ -217,8 +218,8 @@ def _yaml_file(
 ) -> RawDoc | None:
     """Read one optional YAML file of content/ as a mapping, or None if it is not there."""
     found = None
-    files = _read_each(config, config.content_dir, name, decode_settings, problems, cache)
-    for source, data in files:
+    read = _read_each(config, config.content_dir, name, decode_settings, problems, cache)
+    for source, data in read:
         found = RawDoc(source, data, "")
     return found
 
@@ -229,7 +230,7 @@ def _operation_id_hint(path: Path) -> str | None:
     try:
         if not path.is_file():
             return None
-        text = path.read_bytes()[:MAX_RECORD_BYTES].decode("utf-8", errors="replace")
+        text = files.regular_bytes(path)[:MAX_RECORD_BYTES].decode("utf-8", errors="replace")
     except OSError:
         return None
     match = _OPERATION_ID.search(text)
@@ -344,12 +345,12 @@ def _decoded(
     build is not read again, unless it changed within RACY_SECONDS (a time stamp that coarse
     could hide a second write), as git does."""
     if cache is None:
-        return decode(Path(name).read_bytes())
+        return decode(files.regular_bytes(name))
     if info is None or time.time() - info.st_mtime < RACY_SECONDS:
-        return cache.decoded(decode, Path(name).read_bytes())
+        return cache.decoded(decode, files.regular_bytes(name))
     status = (info.st_mtime_ns, info.st_ctime_ns, info.st_size, info.st_ino, info.st_dev)
     key = ("file", decode.__qualname__, name, status)
-    return cache.reused(key, lambda: cache.decoded(decode, Path(name).read_bytes()))
+    return cache.reused(key, lambda: cache.decoded(decode, files.regular_bytes(name)))
 
 
 def relative_path(path: Path, root: Path) -> str:

@@ -17,7 +17,8 @@ from collections.abc import Callable, Iterable
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path, PurePosixPath
 
-from site_builder.cache.store import BuildCache, holds
+from site_builder.cache.store import BuildCache
+from site_builder.runtime.files import holds
 
 SHARD_ENTRY, FILE_ENTRY = "search", "search-file"
 """The cache's kinds of entry: a shard's bundle (its files' names and digests), and a file."""

@@ -29,6 +29,7 @@ from site_builder.config import BuildConfig
 from site_builder.errors import OutputError
 from site_builder.model.claims import Later, Verification
 from site_builder.model.models import BuildReport, Finding, Page
+from site_builder.runtime import files
 from site_builder.runtime.workers import cores
 from site_builder.verify.kept_verifications import load_verification
 
@@ -119,7 +120,7 @@ def _sha256s(paths: dict[str, str]) -> dict[str, str]:
         sha256s = {}
         for name in names:
             with suppress(OSError):
-                sha256s[name] = hashlib.sha256(Path(paths[name]).read_bytes()).hexdigest()
+                sha256s[name] = hashlib.sha256(files.regular_bytes(paths[name])).hexdigest()
         return sha256s
 
     if count == 1:
@@ -209,8 +210,8 @@ def remember(cache: BuildCache, key: str, report: BuildReport, out_dir: Path | N
     cache.write(REPORT, key, json.dumps(raw, ensure_ascii=False).encode("utf-8"))
     cache.prune(REPORT)
     if out_dir is not None:
-        files = json.dumps(_manifest(out_dir)).encode("utf-8")
-        cache.write(KIND, digest(key, str(out_dir)), files)
+        manifest = json.dumps(_manifest(out_dir)).encode("utf-8")
+        cache.write(KIND, digest(key, str(out_dir)), manifest)
         cache.prune(KIND)
 
 

@@ -25,10 +25,10 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, suppress
 from pathlib import Path
 
-from site_builder.cache.store import holds
 from site_builder.errors import OutputError
 from site_builder.model.models import Page
 from site_builder.render.stored_pages import put
+from site_builder.runtime.files import holds
 from site_builder.runtime.workdirs import work_folder
 
 SPARE = "spare-site"

@@ -1,1 +1,1 @@
-"""How a build runs: worker processes over the cores, temporary folders, what a worker borrows from disk, the stage clock and progress."""
+"""How a build runs: reading files that must be regular, worker processes over the cores, temporary folders, what a worker borrows from disk, the stage clock and progress."""
