@@ -18,6 +18,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -69,6 +70,24 @@ def tree_digest(folder: Path) -> dict[str, str]:
         for path in sorted(folder.rglob("*"))
         if path.is_file()
     }
+
+
+def without_waiting(call: Callable[[], object], seconds: float = 20) -> object:
+    """Return what `call()` returns, or the OSError it raises, failing the test if it takes
+    over `seconds` (it waits on a named pipe; the thread is left blocked, as a daemon)."""
+    done: list[object] = []
+
+    def run() -> None:
+        try:
+            done.append(call())
+        except OSError as error:
+            done.append(error)
+
+    running = threading.Thread(target=run, daemon=True)
+    running.start()
+    running.join(timeout=seconds)
+    assert done, "it waits (on a named pipe?)"
+    return done[0]
 
 
 def refuse_reading(monkeypatch: pytest.MonkeyPatch, target: Path) -> None:

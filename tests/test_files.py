@@ -3,30 +3,12 @@
 from __future__ import annotations
 
 import os
-import threading
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from site_builder.runtime.files import NotRegular, holds, regular_bytes
-
-
-def within_20_seconds(read: Callable[[], object]) -> object:
-    """Return what `read()` returns or raises, failing if it takes over 20 s (a FIFO wait)."""
-    done: list[object] = []
-
-    def run() -> None:
-        try:
-            done.append(read())
-        except OSError as error:
-            done.append(error)
-
-    reading = threading.Thread(target=run, daemon=True)
-    reading.start()
-    reading.join(timeout=20)
-    assert done, "the read waits"
-    return done[0]
+from tests.conftest import without_waiting
 
 
 @pytest.fixture
@@ -44,18 +26,18 @@ def places(tmp_path: Path) -> dict[str, Path]:
 def test_regular_bytes_follows_symlinks_to_regular_files_and_refuses_the_rest(
     places: dict[str, Path],
 ) -> None:
-    assert within_20_seconds(lambda: regular_bytes(places["regular"])) == b"bytes"
-    assert within_20_seconds(lambda: regular_bytes(places["linked"])) == b"bytes"
+    assert without_waiting(lambda: regular_bytes(places["regular"])) == b"bytes"
+    assert without_waiting(lambda: regular_bytes(places["linked"])) == b"bytes"
     for name in ("fifo", "folder", "endless"):
-        outcome = within_20_seconds(lambda name=name: regular_bytes(places[name]))  # type: ignore[misc]
+        outcome = without_waiting(lambda name=name: regular_bytes(places[name]))  # type: ignore[misc]
         assert isinstance(outcome, OSError), name
-    assert isinstance(within_20_seconds(lambda: regular_bytes(places["fifo"])), NotRegular)
+    assert isinstance(without_waiting(lambda: regular_bytes(places["fifo"])), NotRegular)
 
 
 def test_holds_is_true_only_of_a_regular_file_not_a_symlink_with_those_bytes(
     places: dict[str, Path],
 ) -> None:
-    assert within_20_seconds(lambda: holds(places["regular"], b"bytes")) is True
-    assert within_20_seconds(lambda: holds(places["regular"], b"other")) is False
+    assert without_waiting(lambda: holds(places["regular"], b"bytes")) is True
+    assert without_waiting(lambda: holds(places["regular"], b"other")) is False
     for name in ("linked", "fifo", "folder", "endless"):
-        assert within_20_seconds(lambda name=name: holds(places[name], b"bytes")) is False, name  # type: ignore[misc]
+        assert without_waiting(lambda name=name: holds(places[name], b"bytes")) is False, name  # type: ignore[misc]

@@ -16,7 +16,6 @@ import random
 import signal
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Callable
 from functools import partial
@@ -35,7 +34,7 @@ from site_builder.render import pages as render
 from site_builder.render import site_pages
 from site_builder.runtime import files
 from site_builder.verify import records as verify
-from tests.conftest import Project, tree_digest
+from tests.conftest import Project, tree_digest, without_waiting
 from tests.new_guide import probe_record
 
 WORDS = [
@@ -344,23 +343,13 @@ def test_an_entry_replaced_by_a_symlink_a_fifo_or_a_folder_is_a_miss_not_a_wait(
             if not entry.is_dir():  # the folder planted for the first read is still there
                 entry.unlink()
                 plant(entry)
-            assert read_without_waiting(partial(read, cache, "page", key)) is None, key
+            assert without_waiting(partial(read, cache, "page", key)) is None, key
             left = os.path.lexists(entry)  # removed as a damaged entry is (not a folder)
             assert not left or (key == "folder" and entry.is_dir()), f"the {key} entry is left"
             if key != "folder":
                 cache.write("page", key, payload)
                 assert cache.read("page", key) == payload  # and written again
     assert outside.read_bytes() == cache_entry_bytes(cache, payload)  # never touched
-
-
-def read_without_waiting(read: Callable[[], object]) -> object:
-    """Return what `read()` returns, failing if it takes over 20 s (it waits on a FIFO)."""
-    done: list[object] = []
-    reading = threading.Thread(target=lambda: done.append(read()), daemon=True)
-    reading.start()
-    reading.join(timeout=20)
-    assert done, "the read waits"
-    return done[0]
 
 
 def cache_entry_bytes(cache: BuildCache, payload: bytes) -> bytes:

@@ -226,10 +226,8 @@ def _yaml_file(
 
 def _operation_id_hint(path: Path) -> str | None:
     """Find the operationId in a record that failed to decode, so its guide is not an orphan
-    (never in a pipe: opening one waits for a writer)."""
+    (`regular_bytes` never waits on a pipe in its place)."""
     try:
-        if not path.is_file():
-            return None
         text = files.regular_bytes(path)[:MAX_RECORD_BYTES].decode("utf-8", errors="replace")
     except OSError:
         return None
