@@ -15,6 +15,7 @@ import hashlib
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -70,6 +71,50 @@ def tree_digest(folder: Path) -> dict[str, str]:
         for path in sorted(folder.rglob("*"))
         if path.is_file()
     }
+
+
+FIFO_AT_RENDER = """
+import os, sys
+from pathlib import Path
+from site_builder.config import BuildConfig
+from site_builder.errors import InputError
+from site_builder.pipeline import build
+{prelude}
+root, swapped = Path(sys.argv[1]), Path(sys.argv[1]) / sys.argv[2]
+def swap(stage):
+    if stage == "render":
+        swapped.unlink()
+        os.mkfifo(swapped)
+try:
+    build(BuildConfig.for_root(root, jobs=2), on_stage=swap)
+except InputError as error:
+    sys.exit(str(error))
+"""
+
+
+def build_with_a_fifo_at_render(
+    root: Path, relative: str, prelude: str = "", seconds: float = 120
+) -> tuple[int, str]:
+    """Build the project at `root` with its file `relative` made a named pipe as the render
+    stage starts (after the inputs were listed and checked), then put the file back; return
+    the build's exit code and its stderr. The build runs in a process group of its own, so
+    one that waits on the pipe is killed, workers and all, and fails the test."""
+    path = root / relative
+    kept = path.read_bytes()
+    command = [sys.executable, "-c", FIFO_AT_RENDER.format(prelude=prelude), str(root), relative]
+    building = subprocess.Popen(
+        command, cwd=root, stderr=subprocess.PIPE, text=True, start_new_session=True
+    )
+    try:
+        _, stderr = building.communicate(timeout=seconds)
+    except subprocess.TimeoutExpired:
+        os.killpg(building.pid, signal.SIGKILL)
+        building.communicate()
+        raise AssertionError(f"the build waits on the FIFO at {relative}") from None
+    finally:
+        path.unlink(missing_ok=True)
+        path.write_bytes(kept)
+    return building.returncode, stderr
 
 
 def without_waiting(call: Callable[[], object], seconds: float = 20) -> object:

@@ -22,16 +22,19 @@ import json
 import os
 import re
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import replace
 from datetime import UTC, date, datetime, timedelta, timezone
+from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from jinja2 import Environment
 
+from site_builder.cache.reuse import files_digest
 from site_builder.checks.report import format_json, format_text, problems_as_findings
 from site_builder.checks.site import run_checks
 from site_builder.config import BuildConfig
@@ -85,11 +88,20 @@ def base_inputs() -> Inputs:
 def cached_templates() -> Iterator[None]:
     """Compile the templates once: render_site builds a fresh Jinja environment per call.
 
-    The environment is a pure function of the templates folder, so reusing it changes no
-    output; it only keeps two thousand renders inside the time budget.
+    The environment is a pure function of the templates read, so reusing it for the same
+    bytes changes no output; it only keeps two thousand renders inside the time budget.
     """
+    made: dict[str, Environment] = {}
+
+    def make_env(folder: Path, found: Mapping[str, bytes]) -> Environment:
+        key = files_digest(found)
+        if key not in made:
+            made[key] = original(folder, found)
+        return made[key]
+
+    original = render.make_env
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(render, "make_env", functools.lru_cache(maxsize=None)(render.make_env))
+        patch.setattr(render, "make_env", make_env)
         yield
     print(f"\nfuzz outcomes: {dict(sorted(COUNTS.items()))}")
 

@@ -8,9 +8,6 @@ import gc
 import json
 import os
 import shutil
-import signal
-import subprocess
-import sys
 import time
 import weakref
 from collections.abc import Callable
@@ -38,7 +35,7 @@ from site_builder.pipeline import build
 from site_builder.runtime import files
 from site_builder.verify import kept_verifications
 from site_builder.verify.records import verify
-from tests.conftest import Project, tree_digest
+from tests.conftest import Project, build_with_a_fifo_at_render, tree_digest
 from tests.test_incremental import grow
 
 RECORD = "records/000_f07234cca5c1d19d.json"
@@ -313,28 +310,6 @@ def test_a_build_holds_one_raw_record_at_a_time(
     assert_as_cold(project)
 
 
-SWAP_FOR_A_FIFO = """
-import os, sys
-from pathlib import Path
-from site_builder.config import BuildConfig
-from site_builder.errors import InputError
-from site_builder.inputs import kept_records
-from site_builder.pipeline import build
-kept_records.HELD_RECORD_BYTES = 0  # the workers read the records again
-root, record = Path(sys.argv[1]), Path(sys.argv[1]) / sys.argv[2]
-def swap(stage):
-    if stage == "render":
-        record.unlink()
-        os.mkfifo(record)
-try:
-    build(BuildConfig.for_root(root, jobs=2), on_stage=swap)
-except InputError as error:
-    sys.exit(str(error))
-"""
-"""A build whose record becomes a named pipe as its pages render (in a process of its own,
-so a build that waits on the pipe can be killed, workers and all)."""
-
-
 def test_a_record_swapped_for_a_fifo_while_pages_render_stops_the_build_without_waiting(
     project: Project,
 ) -> None:
@@ -344,23 +319,12 @@ def test_a_record_swapped_for_a_fifo_while_pages_render_stops_the_build_without_
     assert project.run().returncode == 0
     before = tree_digest(project.out)
     shutil.rmtree(project.root / ".cache")
-    kept = (project.root / RECORD).read_bytes()
-    command = [sys.executable, "-c", SWAP_FOR_A_FIFO, str(project.root), RECORD]
-    building = subprocess.Popen(
-        command, cwd=project.root, stderr=subprocess.PIPE, text=True, start_new_session=True
-    )
-    try:
-        _, stderr = building.communicate(timeout=120)
-    except subprocess.TimeoutExpired:
-        os.killpg(building.pid, signal.SIGKILL)
-        building.communicate()
-        raise AssertionError("the build waits on the FIFO") from None
-    assert building.returncode == 1
+    held_none = "from site_builder.inputs import kept_records\nkept_records.HELD_RECORD_BYTES = 0"
+    code, stderr = build_with_a_fifo_at_render(project.root, RECORD, prelude=held_none)
+    assert code == 1
     message = f"{RECORD}: file: cannot be read: no longer a regular file; build again"
     assert stderr.strip().splitlines() == [message]
     assert tree_digest(project.out) == before
-    (project.root / RECORD).unlink()
-    (project.root / RECORD).write_bytes(kept)
     assert project.run().returncode == 0
     assert_as_cold(project)
 

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 from jinja2 import nodes
 
+from site_builder.cache.reuse import folder_files
 from site_builder.config import BuildConfig
 from site_builder.errors import InputError
 from site_builder.pipeline import build
@@ -53,7 +54,7 @@ def test_a_prose_heading_named_like_a_section_builds(project: Project) -> None:
 def test_every_inline_if_in_the_templates_has_an_else() -> None:
     # `{{ 'x' if y }}` makes an Undefined (with its message) whenever y is false, and
     # escaping it costs more than the rest of the cell: 30% of a guide page's render time.
-    env = make_env(TEMPLATES)
+    env = make_env(TEMPLATES, folder_files(TEMPLATES))
     bare = [
         f"{name}: line {node.lineno}"
         for name in sorted(env.list_templates(extensions=["html", "xml"]))

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from bs4 import BeautifulSoup, Tag
 
+from site_builder.cache.reuse import folder_files
 from site_builder.present.blocks import build_block
 from site_builder.render.pages import make_env
 from tests.conftest import ROOT, copy_project, soup
@@ -103,7 +104,7 @@ def test_a_list_of_lists_takes_its_column_names_from_its_key(page: BeautifulSoup
 
 def test_a_verified_cell_of_a_list_of_lists_gets_its_mark() -> None:
     block = build_block("chunkSizes", [[2048, 0.41], [4096, 0.63]], at="latencyProbe.chunkSizes")
-    env = make_env(ROOT / "templates")
+    env = make_env(ROOT / "templates", folder_files(ROOT / "templates"))
     template = env.from_string('{% import "macros.html" as m with context %}{{ m.block(b, 3) }}')
     verified = {"latencyProbe.chunkSizes.1.1": "Recomputed by the build"}
     html = template.render(b=block, verified=verified)

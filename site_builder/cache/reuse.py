@@ -14,7 +14,8 @@ make every guide's summary part of every page's key.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Hashable, Iterable
+from collections.abc import Callable, Hashable, Iterable, Mapping
+from contextlib import suppress
 from functools import cache
 from importlib import metadata
 from pathlib import Path
@@ -24,6 +25,7 @@ from site_builder.cache.fragments import runs
 from site_builder.cache.store import BuildCache, digest
 from site_builder.model.models import Guide, Site
 from site_builder.model.record_model import Evidence
+from site_builder.runtime import files
 
 T = TypeVar("T")
 
@@ -55,13 +57,23 @@ def code_digest() -> str:
     return digest(*parts)
 
 
-def folder_digest(folder: Path) -> str:
-    """Return a digest of every file under `folder`: names and bytes."""
-    parts: list[str | bytes] = []
+def folder_files(folder: Path) -> dict[str, bytes]:
+    """Return the bytes of every file under `folder` by its path inside it, in path order,
+    each read once and opened as a regular file: one swapped for anything else since it was
+    listed raises `files.NotRegular` (a named pipe would be waited on forever), one removed
+    since is left out."""
+    found = {}
     for path in sorted(folder.rglob("*")) if folder.is_dir() else ():
-        if path.is_file():
-            parts += [path.relative_to(folder).as_posix(), path.read_bytes()]
-    return digest(*parts)
+        if path.is_dir():
+            continue
+        with suppress(FileNotFoundError):
+            found[path.relative_to(folder).as_posix()] = files.regular_bytes(path)
+    return found
+
+
+def files_digest(found: Mapping[str, bytes]) -> str:
+    """Return a digest of files (`folder_files`): names and bytes."""
+    return digest(*(part for name, data in found.items() for part in (name, data)))
 
 
 def _record_json(record: dict[str, Any]) -> str:

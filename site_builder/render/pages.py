@@ -6,6 +6,7 @@ and a small site-wide summary, so pages can later be rendered in parallel or alo
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
@@ -14,22 +15,21 @@ from pathlib import Path
 from typing import Any
 
 from jinja2 import (
+    BaseLoader,
     Environment,
-    FileSystemLoader,
     StrictUndefined,
     TemplateError,
+    TemplateNotFound,
     TemplateRuntimeError,
     meta,
 )
+from jinja2.loaders import split_template_path
 from markupsafe import Markup
 
-from site_builder.cache.reuse import (
-    folder_digest,
-    site_digest,
-)
+from site_builder.cache.reuse import files_digest, folder_files, site_digest
 from site_builder.cache.store import BuildCache, reused
 from site_builder.config import BuildConfig
-from site_builder.errors import BuilderError, InputError
+from site_builder.errors import BuilderError, InputError, Problem
 from site_builder.model.claims import ClaimCheck, Verification
 from site_builder.model.humanize import humanize_slug
 from site_builder.model.models import Guide, Page, Site
@@ -42,6 +42,7 @@ from site_builder.render.pageview import PageView, link_target, page_view
 from site_builder.render.scan import scanned_guide_page
 from site_builder.render.stored_pages import reused_pages
 from site_builder.render.template_errors import template_problem
+from site_builder.runtime import files
 from site_builder.runtime.lending import lent
 from site_builder.verify.kept_verifications import Deferred, verified_here
 
@@ -56,12 +57,32 @@ _C1_UTF8 = re.compile(rb"\xc2[\x80-\x9f]")
 _EVERY_GUIDE = re.compile(r"\bsite\.(guides|by_url|drafts)\b")
 
 
-def make_env(templates_dir: Path) -> Environment:
-    """Return the Jinja environment: autoescape everything, fail on undefined names. It is
-    made for one state of the templates (`environment`): a template is read once, not looked
-    at again each time a page uses it (a file system call per page and template)."""
+class TemplateFiles(BaseLoader):
+    """The templates as one build read them (`folder_files`), each file once: the pages are
+    rendered from the very bytes their cache keys hold the digest of, whatever is saved to
+    `templates/` while the build runs, and Jinja opens no file of its own."""
+
+    def __init__(self, folder: Path, found: Mapping[str, bytes]) -> None:
+        self.folder = folder
+        self.found = found
+
+    def get_source(self, environment: Environment, template: str) -> tuple[str, str, Any]:
+        name = "/".join(split_template_path(template))  # no `..`: inside templates/ only
+        data = self.found.get(name)
+        if data is None:
+            raise TemplateNotFound(template, f"{template!r} not found in {self.folder.name}/")
+        # Its path, so an error is located in the file (`template_problem`); never reloaded.
+        return data.decode("utf-8"), str(self.folder / name), lambda: True
+
+    def list_templates(self) -> list[str]:
+        return sorted(self.found)
+
+
+def make_env(templates_dir: Path, found: Mapping[str, bytes]) -> Environment:
+    """Return the Jinja environment of the templates read (`found`, see `TemplateFiles`):
+    autoescape everything, fail on undefined names."""
     env = Environment(
-        loader=FileSystemLoader(templates_dir),
+        loader=TemplateFiles(templates_dir, found),
         auto_reload=False,
         autoescape=True,
         undefined=StrictUndefined,
@@ -77,11 +98,22 @@ def make_env(templates_dir: Path) -> Environment:
     return env
 
 
-def environment(templates_dir: Path, cache: BuildCache | None) -> tuple[Environment, str]:
-    """Return the Jinja environment of the templates and their digest; with the preview's
-    cache, the environment of the last rebuild while no template changed."""
-    key = folder_digest(templates_dir)
-    return reused(cache, ("templates", key), lambda: make_env(templates_dir)), key
+def environment(config: BuildConfig, cache: BuildCache | None) -> tuple[Environment, str]:
+    """Return the Jinja environment of the templates and their digest, both of one reading
+    of `templates/`; with the preview's cache, the environment of the last rebuild while no
+    template changed. A template that is no longer a regular file (a named pipe put in its
+    place since the inputs were checked) or cannot be read is a located InputError."""
+    folder = config.templates_dir
+    try:
+        found = folder_files(folder)
+    except OSError as error:
+        problem = error.strerror or str(error)
+        if isinstance(error, files.NotRegular):
+            problem = "no longer a regular file; build again"
+        where = Path(os.path.relpath(error.filename or folder, config.root)).as_posix()
+        raise InputError([Problem(where, "file", f"cannot be read: {problem}")]) from None
+    key = files_digest(found)
+    return reused(cache, ("templates", key), lambda: make_env(folder, found)), key
 
 
 def template_ids(env: Environment, name: str) -> frozenset[str]:

@@ -69,7 +69,7 @@ def render_site(
     soon as they are all rendered, before the pages listing them (the search index starts
     then: it indexes guide pages alone)."""
     verifications = verifications or {}
-    env, templates_key = environment(config.templates_dir, cache)
+    env, templates_key = environment(config, cache)
     pages, asset_urls = asset_pages(site.assets)
     tags = tag_pages(site.guides)
     common: dict[str, Any] = {"site": site, "settings": site.settings, "assets": asset_urls}

@@ -27,11 +27,11 @@ def opened(path: str | Path, *, follow: bool = True) -> Iterator[BinaryIO]:
     try:
         with open(path, "rb", opener=opener) as stream:
             if not stat.S_ISREG(os.fstat(stream.fileno()).st_mode):
-                raise NotRegular(errno.EINVAL, "not a regular file")
+                raise NotRegular(errno.EINVAL, "not a regular file", os.fspath(path))
             yield stream
     except OSError as error:
         if not follow and error.errno == errno.ELOOP:
-            raise NotRegular(errno.ELOOP, "a symlink") from None
+            raise NotRegular(errno.ELOOP, "a symlink", os.fspath(path)) from None
         raise
 
 
