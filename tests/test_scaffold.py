@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import inspect
 import json
+import os
 from datetime import date
 from pathlib import Path
 from typing import Any
@@ -15,10 +16,11 @@ from site_builder.commands.scaffold import HEADINGS, scaffold_guide
 from site_builder.config import BuildConfig
 from site_builder.errors import InputError
 from site_builder.inputs.decode import decode_doc
+from site_builder.inputs.load import NOT_REGULAR
 from site_builder.model.models import BuildReport, Finding
 from site_builder.model.schema import FrontMatter
 from site_builder.pipeline import build
-from tests.conftest import SEED_SITE, Project, soup
+from tests.conftest import SEED_SITE, Project, soup, without_waiting
 
 TODAY = date(2026, 9, 1)
 SEED_RECORDS = sorted(path.name for path in (SEED_SITE / "records").glob("*.json"))
@@ -290,6 +292,42 @@ def test_a_missing_record_is_one_line(project: Project) -> None:
     assert problems_of(error) == [
         "records/999_missing.json: file: cannot be read: No such file or directory"
     ]
+
+
+@pytest.mark.parametrize(
+    "pipe",
+    [
+        "records/900_pipe.json",
+        "content/vocabulary.yaml",
+        "content/zz-draft.md",
+        "content/registry.json",
+    ],
+)
+def test_a_named_pipe_among_the_inputs_is_refused_or_passed_over_never_waited_on(
+    project: Project, pipe: str
+) -> None:
+    """`--new` reads what a build reads, each as a regular file: a pipe as the record or the
+    vocabulary is the build's one-line error, a pipe among the prose or as the registry
+    (which the build reports) is passed over; none is waited on."""
+    project.save_record("900_new_shape.json", NEW_SHAPE)
+    path = project.root / pipe
+    path.unlink(missing_ok=True)
+    os.mkfifo(path)
+    record = pipe if pipe.startswith("records/") else "records/900_new_shape.json"
+    made = without_waiting(lambda: _scaffolded(project, record))
+    if pipe in ("content/zz-draft.md", "content/registry.json"):
+        assert isinstance(made, Path) and made.is_file()
+        return
+    assert isinstance(made, InputError)
+    assert [str(problem) for problem in made.problems] == [f"{pipe}: file: {NOT_REGULAR}"]
+
+
+def _scaffolded(project: Project, record: str) -> Path | InputError:
+    """Return the prose `--new` wrote for `record`, or the InputError it raised."""
+    try:
+        return scaffold_guide(config(project), project.root / record, TODAY)
+    except InputError as error:
+        return error
 
 
 def test_a_relative_path_is_read_from_the_project_root(project: Project) -> None:

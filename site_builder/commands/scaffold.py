@@ -18,13 +18,14 @@ from site_builder.errors import InputError, Problem
 from site_builder.inputs.assemble import DESCRIPTION_LIMIT, slug_from_status
 from site_builder.inputs.decode import ReadError, decode_doc, decode_record, decode_settings
 from site_builder.inputs.evidence import record_evidence
-from site_builder.inputs.load import REGISTRY_NAME, VOCABULARY_NAME, relative_path
+from site_builder.inputs.load import NOT_REGULAR, REGISTRY_NAME, VOCABULARY_NAME, relative_path
 from site_builder.inputs.normalize import vocabulary_of
 from site_builder.model.humanize import humanize_key, humanize_slug, split_words
 from site_builder.model.models import Evidence
 from site_builder.model.raw import RawDoc, RawRecord
 from site_builder.model.schema import FrontMatter
 from site_builder.model.vocabulary import Vocabulary, in_use, using
+from site_builder.runtime import files
 from site_builder.urls import page_key
 
 TITLE_LIMIT = 120
@@ -55,12 +56,9 @@ def _vocabulary(config: BuildConfig) -> Vocabulary:
     source = relative_path(path, config.root)
     problems: list[Problem] = []
     try:
-        raw = RawDoc(source, decode_settings(path.read_bytes()), "")
+        raw = RawDoc(source, decode_settings(_read(path, source)), "")
     except ReadError as error:
         raise InputError([Problem(source, error.location, error.message)]) from None
-    except OSError as error:
-        message = f"cannot be read: {error.strerror or error}"
-        raise InputError([Problem(source, "file", message)]) from None
     vocabulary = vocabulary_of(raw, problems)
     if vocabulary is None:
         raise InputError(problems)
@@ -200,15 +198,24 @@ def _locate(config: BuildConfig, record_path: Path) -> tuple[Path, str]:
     return path, source
 
 
-def _read_record(path: Path, source: str) -> Evidence:
-    """Decode and validate one record exactly as a build does, or raise its problems."""
+def _read(path: Path, source: str) -> bytes:
+    """Return the bytes of an input the build reads too, opened as a regular file, or raise
+    the build's one-line problem (a named pipe is refused, never waited on)."""
     try:
-        data = decode_record(path.read_bytes())
-    except ReadError as error:
-        raise InputError([Problem(source, error.location, error.message)]) from None
+        return files.regular_bytes(path)
+    except files.NotRegular:
+        raise InputError([Problem(source, "file", NOT_REGULAR)]) from None
     except OSError as error:
         message = f"cannot be read: {error.strerror or error}"
         raise InputError([Problem(source, "file", message)]) from None
+
+
+def _read_record(path: Path, source: str) -> Evidence:
+    """Decode and validate one record exactly as a build does, or raise its problems."""
+    try:
+        data = decode_record(_read(path, source))
+    except ReadError as error:
+        raise InputError([Problem(source, error.location, error.message)]) from None
     problems: list[Problem] = []
     evidence = record_evidence(RawRecord(source, data), _words(), problems)
     if evidence is None:
@@ -221,7 +228,7 @@ def _docs_with(config: BuildConfig, field: str, value: str) -> list[str]:
     found = []
     for path in sorted(config.content_dir.glob("**/*.md")):
         try:
-            front = decode_doc(path.read_bytes())[0]
+            front = decode_doc(files.regular_bytes(path))[0]  # a pipe: passed over
         except (ReadError, OSError):
             continue
         if front.get(field) == value:
@@ -232,7 +239,7 @@ def _docs_with(config: BuildConfig, field: str, value: str) -> list[str]:
 def _is_registry_page(config: BuildConfig, slug: str) -> bool:
     """Return whether /guides/<slug>/ is a live page listed in content/registry.json."""
     try:
-        pages = decode_record((config.content_dir / REGISTRY_NAME).read_bytes()).get("pages")
+        pages = decode_record(files.regular_bytes(config.content_dir / REGISTRY_NAME)).get("pages")
     except (ReadError, OSError):
         return False
     urls = [

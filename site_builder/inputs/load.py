@@ -42,6 +42,8 @@ RACY_SECONDS = 2.0
 _OPERATION_ID = re.compile(r'"operationId"\s*:\s*"([A-Za-z0-9._-]{1,100})"')
 _UNDECODED = re.compile("[\udc80-\udcff]")
 """What Python makes of file-name bytes that are not UTF-8 (os.fsdecode's surrogate escapes)."""
+NOT_REGULAR = "is not a regular file (a pipe, socket or device); refused"
+"""Why an input that is a pipe, socket or device is not read (reading one would wait)."""
 
 
 def load_inputs(
@@ -329,7 +331,7 @@ def _not_a_file(entry: Entry, source: str, mode: int) -> Problem | None:
         return (
             Problem(source, "file", "is a folder, not a file") if isinstance(entry, Named) else None
         )
-    return Problem(source, "file", "is not a regular file (a pipe, socket or device); refused")
+    return Problem(source, "file", NOT_REGULAR)
 
 
 def _decoded(
