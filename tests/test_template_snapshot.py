@@ -4,6 +4,7 @@ a wait."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -52,6 +53,32 @@ def test_a_template_saved_while_pages_render_is_not_cached_under_the_key_of_the_
     template.write_text(original, "utf-8")  # undone
     assert build(config).written
     assert not any(EDITED in page for page in guide_pages(project.out))
+    assert_as_cold(project)
+
+
+def test_an_asset_saved_while_the_build_runs_is_never_linked_from_pages_it_is_not_in(
+    project: Project,
+) -> None:
+    """The stylesheet is saved after the build read it but before the pages render: the
+    pages link the stylesheet the build read and publishes, and so does the next build,
+    which publishes the saved one (its cache holds no page under the saved one's key)."""
+    style = project.root / "templates" / "assets" / "style.css"
+    config = BuildConfig.for_root(project.root, jobs=2)
+
+    stages: list[str] = []
+
+    def save(stage: str) -> None:
+        stages.append(stage)
+        if stages.count("render") == 1 and stage == "render":
+            style.write_text(style.read_text("utf-8") + "\n.saved { color: red; }\n", "utf-8")
+
+    for on_stage in (save, None):
+        report = build(config, on_stage=on_stage)
+        assert report.written, [f.message for f in report.findings if f.severity == "error"]
+        published = {path.name for path in (project.out / "assets").iterdir()}
+        for page in guide_pages(project.out):
+            linked = set(re.findall(r'href="/assets/(style\.[0-9a-f]+\.css)"', page))
+            assert linked and linked <= published, (linked, published)
     assert_as_cold(project)
 
 

@@ -13,6 +13,7 @@ make every guide's summary part of every page's key.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Callable, Hashable, Iterable, Mapping
 from contextlib import suppress
@@ -57,14 +58,14 @@ def code_digest() -> str:
     return digest(*parts)
 
 
-def folder_files(folder: Path) -> dict[str, bytes]:
-    """Return the bytes of every file under `folder` by its path inside it, in path order,
-    each read once and opened as a regular file: one swapped for anything else since it was
-    listed raises `files.NotRegular` (a named pipe would be waited on forever), one removed
-    since is left out."""
+def folder_files(folder: Path, skip: Path | None = None) -> dict[str, bytes]:
+    """Return the bytes of every file under `folder` (but those under `skip`) by its path
+    inside it, in path order, each read once and opened as a regular file: one swapped for
+    anything else since it was listed raises `files.NotRegular` (a named pipe would be
+    waited on forever), one removed since is left out."""
     found = {}
     for path in sorted(folder.rglob("*")) if folder.is_dir() else ():
-        if path.is_dir():
+        if path.is_dir() or (skip is not None and path.is_relative_to(skip)):
             continue
         with suppress(FileNotFoundError):
             found[path.relative_to(folder).as_posix()] = files.regular_bytes(path)
@@ -139,6 +140,10 @@ def site_digest(site: Site, templates_key: str, *, every_guide: bool) -> str:
         site.vocabulary.model_dump_json() if site.vocabulary else "",
         json.dumps(registry),
         json.dumps([asset.name for asset in site.static]),
+        # The assets as loaded, whose fingerprinted URLs the pages link (not the templates').
+        json.dumps(
+            [(asset.name, hashlib.sha256(asset.content).hexdigest()) for asset in site.assets]
+        ),
         json.dumps([(path, i.url, i.width, i.height, i.problem) for path, i in images]),
         str(site.production),
         json.dumps(summaries, default=str),

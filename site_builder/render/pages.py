@@ -105,7 +105,7 @@ def environment(config: BuildConfig, cache: BuildCache | None) -> tuple[Environm
     place since the inputs were checked) or cannot be read is a located InputError."""
     folder = config.templates_dir
     try:
-        found = folder_files(folder)
+        found = folder_files(folder, skip=config.assets_dir)  # read as assets, in `load`
     except OSError as error:
         problem = error.strerror or str(error)
         if isinstance(error, files.NotRegular):
