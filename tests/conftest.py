@@ -214,6 +214,13 @@ def run_build(
     )
 
 
+def assert_as_cold(project: Project) -> None:
+    """The site written is what a build without a cache writes."""
+    cold = project.root / "_cold"
+    assert build(BuildConfig.for_root(project.root, cold, cache=False)).written
+    assert tree_digest(project.out) == tree_digest(cold)
+
+
 def copy_project(target: Path, source: Path = SEED_SITE) -> Project:
     """Copy the inputs of a project (default: the seed project) and the entry point into `target`.
 

@@ -35,7 +35,7 @@ from site_builder.pipeline import build
 from site_builder.runtime import files
 from site_builder.verify import kept_verifications
 from site_builder.verify.records import verify
-from tests.conftest import Project, build_with_a_fifo_at_render, tree_digest
+from tests.conftest import Project, assert_as_cold, build_with_a_fifo_at_render, tree_digest
 from tests.test_incremental import grow
 
 RECORD = "records/000_f07234cca5c1d19d.json"
@@ -64,13 +64,6 @@ def read_records(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
     monkeypatch.setattr(files, "regular_bytes", counted)
     return read
-
-
-def assert_as_cold(project: Project) -> None:
-    """The site written is what a build without a cache writes."""
-    cold = project.root / "_cold"
-    assert build(BuildConfig.for_root(project.root, cold, cache=False)).written
-    assert tree_digest(project.out) == tree_digest(cold)
 
 
 @pytest.mark.parametrize("change", ["record", "prose"])

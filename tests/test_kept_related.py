@@ -13,7 +13,7 @@ from site_builder.config import BuildConfig
 from site_builder.pipeline import build
 from site_builder.present import navigation
 from site_builder.present.navigation import RELATED
-from tests.conftest import Project, tree_digest
+from tests.conftest import Project, assert_as_cold
 from tests.test_incremental import grow
 
 RECORD = "records/000_f07234cca5c1d19d.json"
@@ -37,12 +37,6 @@ def built(project: Project, monkeypatch: pytest.MonkeyPatch) -> None:
     """Build as a new process would: no navigation left in memory by the last build."""
     monkeypatch.setattr(navigation, "_LAST", [])
     assert build(BuildConfig.for_root(project.root)).written
-
-
-def assert_as_cold(project: Project) -> None:
-    cold = project.root / "_cold"
-    assert build(BuildConfig.for_root(project.root, cold, cache=False)).written
-    assert tree_digest(project.out) == tree_digest(cold)
 
 
 def edit(path: Path, old: str, new: str) -> None:

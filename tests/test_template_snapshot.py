@@ -12,17 +12,10 @@ import pytest
 from site_builder.config import BuildConfig
 from site_builder.pipeline import build
 from site_builder.render import site_pages
-from tests.conftest import Project, build_with_a_fifo_at_render, tree_digest
+from tests.conftest import Project, assert_as_cold, build_with_a_fifo_at_render, tree_digest
 
 TEMPLATE = "templates/guide.html"
 EDITED = "<p>Saved while the build ran.</p>\n"
-
-
-def assert_as_cold(project: Project) -> None:
-    """The site written is what a build without a cache writes."""
-    cold = project.root / "_cold"
-    assert build(BuildConfig.for_root(project.root, cold, cache=False)).written
-    assert tree_digest(project.out) == tree_digest(cold)
 
 
 def guide_pages(folder: Path) -> list[str]:
